@@ -11,36 +11,28 @@ use std::path::Path;
 use bytes::Bytes;
 use celerity_proto::prost::Message;
 use celerity_proto::v1::{
-    BatchResult, Dispatch, HandlerLimit, HandlerMessage, HttpRequest, ProtocolVersion, Ready,
-    RecordFailure, Result as ResultFrame, RuntimeMessage, Values, WsOutbound, WsSend, dispatch,
-    handler_message, result, runtime_message,
+    BatchResult, Dispatch, HandlerLimit, HandlerMessage, HttpRequest, ProtocolVersion, Ready, RecordFailure,
+    Result as ResultFrame, RuntimeMessage, Values, WsOutbound, WsSend, dispatch, handler_message, result,
+    runtime_message,
 };
 
 /// Reads `proto/golden/<name>`: lowercase hex, `#` to end of line is a
 /// comment, whitespace is ignored.
 fn golden(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("golden").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
     let hex_text: String = text
         .lines()
         .map(|line| line.split_once('#').map_or(line, |(data, _)| data))
         .flat_map(str::chars)
         .filter(|c| !c.is_whitespace())
         .collect();
-    assert!(
-        hex_text.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')),
-        "{name}: not lowercase hex"
-    );
+    assert!(hex_text.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')), "{name}: not lowercase hex");
     hex::decode(&hex_text).unwrap_or_else(|err| panic!("{name}: {err}"))
 }
 
 fn values(items: &[&str]) -> Values {
-    Values {
-        values: items.iter().map(|item| (*item).to_owned()).collect(),
-    }
+    Values { values: items.iter().map(|item| (*item).to_owned()).collect() }
 }
 
 fn one<V>(key: &str, value: V) -> HashMap<String, V> {
@@ -49,11 +41,7 @@ fn one<V>(key: &str, value: V) -> HashMap<String, V> {
 
 /// Encoding `expected` must reproduce `bytes` exactly, and decoding must
 /// round-trip.
-fn assert_encodes_to<M: Message + Default + PartialEq + std::fmt::Debug>(
-    name: &str,
-    expected: &M,
-    bytes: &[u8],
-) {
+fn assert_encodes_to<M: Message + Default + PartialEq + std::fmt::Debug>(name: &str, expected: &M, bytes: &[u8]) {
     let encoded = expected.encode_to_vec();
     assert_eq!(
         hex::encode(&encoded),
@@ -72,13 +60,7 @@ fn handler_ready() {
     let Some(handler_message::Frame::Ready(ready)) = decoded.frame.clone() else {
         panic!("expected a Ready frame, got {decoded:?}");
     };
-    let Ready {
-        handler_tags,
-        initial_credit,
-        sdk_version,
-        limits,
-        protocol_version,
-    } = ready;
+    let Ready { handler_tags, initial_credit, sdk_version, limits, protocol_version } = ready;
     assert_eq!(handler_tags, ["GET::/orders", "POST::/orders/{id}/items"]);
     assert_eq!(initial_credit, 16);
     assert_eq!(sdk_version, "0.1.0");
@@ -93,10 +75,7 @@ fn handler_ready() {
             handler_tags: vec!["GET::/orders".into(), "POST::/orders/{id}/items".into()],
             initial_credit: 16,
             sdk_version: "0.1.0".into(),
-            limits: vec![HandlerLimit {
-                handler_tag: "POST::/orders/{id}/items".into(),
-                max_concurrent: 4,
-            }],
+            limits: vec![HandlerLimit { handler_tag: "POST::/orders/{id}/items".into(), max_concurrent: 4 }],
             protocol_version: Some(ProtocolVersion { major: 1, minor: 0 }),
         })),
     };
@@ -113,39 +92,16 @@ fn runtime_dispatch_http() {
     let Some(runtime_message::Frame::Dispatch(dispatch)) = decoded.frame.clone() else {
         panic!("expected a Dispatch frame, got {decoded:?}");
     };
-    let Dispatch {
-        id,
-        handler_tag,
-        timestamp_ms,
-        deadline_unix_ms,
-        trace_context,
-        source,
-    } = dispatch;
+    let Dispatch { id, handler_tag, timestamp_ms, deadline_unix_ms, trace_context, source } = dispatch;
     assert_eq!(id, "evt-0001");
     assert_eq!(handler_tag, "POST::/orders/{id}/items");
     assert_eq!(timestamp_ms, 1_767_225_600_000);
     assert_eq!(deadline_unix_ms, 1_767_225_630_000);
-    assert_eq!(
-        trace_context,
-        one(
-            "traceparent",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()
-        )
-    );
+    assert_eq!(trace_context, one("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned()));
     let Some(dispatch::Source::Http(http)) = source else {
         panic!("expected an HTTP source, got {source:?}");
     };
-    let HttpRequest {
-        method,
-        path,
-        route,
-        path_params,
-        query_params,
-        headers,
-        source_ip,
-        request_id,
-        body,
-    } = http;
+    let HttpRequest { method, path, route, path_params, query_params, headers, source_ip, request_id, body } = http;
     assert_eq!(method, "POST");
     assert_eq!(path, "/orders/42/items");
     assert_eq!(route, "/orders/{id}/items");
@@ -162,10 +118,7 @@ fn runtime_dispatch_http() {
             handler_tag: "POST::/orders/{id}/items".into(),
             timestamp_ms: 1_767_225_600_000,
             deadline_unix_ms: 1_767_225_630_000,
-            trace_context: one(
-                "traceparent",
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
-            ),
+            trace_context: one("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
             source: Some(dispatch::Source::Http(HttpRequest {
                 method: "POST".into(),
                 path: "/orders/42/items".into(),
@@ -192,11 +145,7 @@ fn handler_result_batch() {
     let Some(handler_message::Frame::Result(frame)) = decoded.frame.clone() else {
         panic!("expected a Result frame, got {decoded:?}");
     };
-    let ResultFrame {
-        id,
-        credit_grant,
-        outcome,
-    } = frame;
+    let ResultFrame { id, credit_grant, outcome } = frame;
     assert_eq!(id, "evt-0002");
     assert_eq!(credit_grant, 1);
     let Some(result::Outcome::Consumer(BatchResult { success, failures })) = outcome else {
@@ -216,14 +165,8 @@ fn handler_result_batch() {
             outcome: Some(result::Outcome::Consumer(BatchResult {
                 success: false,
                 failures: vec![
-                    RecordFailure {
-                        message_id: "msg-1".into(),
-                        error_message: "invalid payload".into(),
-                    },
-                    RecordFailure {
-                        message_id: "msg-3".into(),
-                        error_message: "timeout".into(),
-                    },
+                    RecordFailure { message_id: "msg-1".into(), error_message: "invalid payload".into() },
+                    RecordFailure { message_id: "msg-3".into(), error_message: "timeout".into() },
                 ],
             })),
         })),
@@ -241,10 +184,7 @@ fn handler_ws_send() {
     let Some(handler_message::Frame::WsSend(ws_send)) = decoded.frame.clone() else {
         panic!("expected a WsSend frame, got {decoded:?}");
     };
-    let WsSend {
-        correlation_id,
-        messages,
-    } = ws_send;
+    let WsSend { correlation_id, messages } = ws_send;
     assert_eq!(correlation_id, "ws-1");
     assert_eq!(messages.len(), 2);
 
@@ -257,20 +197,10 @@ fn handler_ws_send() {
     assert_eq!(first.caller, "");
     assert!(!first.wait_for_ack);
 
-    let WsOutbound {
-        connection_id,
-        message,
-        is_binary,
-        inform_clients_on_loss,
-        message_id,
-        caller,
-        wait_for_ack,
-    } = messages[1].clone();
+    let WsOutbound { connection_id, message, is_binary, inform_clients_on_loss, message_id, caller, wait_for_ack } =
+        messages[1].clone();
     assert_eq!(connection_id, "conn-b");
-    assert_eq!(
-        message,
-        Bytes::from_static(br#"{"event":"update","id":"m-42"}"#)
-    );
+    assert_eq!(message, Bytes::from_static(br#"{"event":"update","id":"m-42"}"#));
     assert!(!is_binary);
     assert_eq!(inform_clients_on_loss, ["conn-a"]);
     assert_eq!(message_id, "m-42");

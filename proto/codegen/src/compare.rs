@@ -14,8 +14,7 @@ use std::fmt::Write as _;
 
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{
-    DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorSet,
-    ServiceDescriptorProto,
+    DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorSet, ServiceDescriptorProto,
 };
 
 /// Flattens a descriptor set into `item -> properties` entries, one per file,
@@ -29,16 +28,9 @@ pub fn flatten(set: &FileDescriptorSet) -> BTreeMap<String, String> {
         deps.sort();
         out.insert(
             format!("file {}", file.name()),
-            format!(
-                "package={package:?} syntax={:?} imports={deps:?}",
-                file.syntax()
-            ),
+            format!("package={package:?} syntax={:?} imports={deps:?}", file.syntax()),
         );
-        let scope = if package.is_empty() {
-            String::new()
-        } else {
-            format!(".{package}")
-        };
+        let scope = if package.is_empty() { String::new() } else { format!(".{package}") };
         for service in &file.service {
             flatten_service(&scope, service, &mut out);
         }
@@ -52,11 +44,7 @@ pub fn flatten(set: &FileDescriptorSet) -> BTreeMap<String, String> {
     out
 }
 
-fn flatten_service(
-    scope: &str,
-    service: &ServiceDescriptorProto,
-    out: &mut BTreeMap<String, String>,
-) {
+fn flatten_service(scope: &str, service: &ServiceDescriptorProto, out: &mut BTreeMap<String, String>) {
     let name = format!("{scope}.{}", service.name());
     out.insert(format!("service {name}"), String::new());
     for method in &service.method {
@@ -75,19 +63,13 @@ fn flatten_service(
 
 fn flatten_message(scope: &str, message: &DescriptorProto, out: &mut BTreeMap<String, String>) {
     let name = format!("{scope}.{}", message.name());
-    let map_entry = message
-        .options
-        .as_ref()
-        .is_some_and(|options| options.map_entry());
+    let map_entry = message.options.as_ref().is_some_and(|options| options.map_entry());
     out.insert(format!("message {name}"), format!("map_entry={map_entry}"));
     for oneof in &message.oneof_decl {
         out.insert(format!("oneof {name}.{}", oneof.name()), String::new());
     }
     for field in &message.field {
-        out.insert(
-            format!("field {name}.{}", field.name()),
-            describe_field(message, field),
-        );
+        out.insert(format!("field {name}.{}", field.name()), describe_field(message, field));
     }
     for nested in &message.nested_type {
         flatten_message(&name, nested, out);
@@ -108,11 +90,8 @@ fn describe_field(message: &DescriptorProto, field: &FieldDescriptorProto) -> St
         .oneof_index
         .and_then(|index| message.oneof_decl.get(usize::try_from(index).ok()?))
         .map_or("-", |oneof| oneof.name());
-    let mut text = format!(
-        "number={} label={label} type={kind} type_name={} oneof={oneof}",
-        field.number(),
-        field.type_name(),
-    );
+    let mut text =
+        format!("number={} label={label} type={kind} type_name={} oneof={oneof}", field.number(), field.type_name(),);
     if field.proto3_optional() {
         text.push_str(" proto3_optional");
     }
@@ -125,18 +104,11 @@ fn describe_field(message: &DescriptorProto, field: &FieldDescriptorProto) -> St
     text
 }
 
-fn flatten_enum(
-    scope: &str,
-    enumeration: &EnumDescriptorProto,
-    out: &mut BTreeMap<String, String>,
-) {
+fn flatten_enum(scope: &str, enumeration: &EnumDescriptorProto, out: &mut BTreeMap<String, String>) {
     let name = format!("{scope}.{}", enumeration.name());
     out.insert(format!("enum {name}"), String::new());
     for value in &enumeration.value {
-        out.insert(
-            format!("enum value {name}.{}", value.name()),
-            format!("number={}", value.number()),
-        );
+        out.insert(format!("enum value {name}.{}", value.name()), format!("number={}", value.number()));
     }
 }
 
@@ -149,9 +121,9 @@ pub fn diff(ours: &FileDescriptorSet, contract: &FileDescriptorSet) -> Vec<Strin
     for (item, contract_value) in &contract {
         match ours.get(item) {
             None => differences.push(format!("missing from ours: {item} ({contract_value})")),
-            Some(our_value) if our_value != contract_value => differences.push(format!(
-                "{item}: ours has {our_value}, contract has {contract_value}"
-            )),
+            Some(our_value) if our_value != contract_value => {
+                differences.push(format!("{item}: ours has {our_value}, contract has {contract_value}"))
+            }
             Some(_) => {}
         }
     }
@@ -229,21 +201,14 @@ mod tests {
             }
             message Values { repeated string values = 1; }
         "#;
-        assert_eq!(
-            diff(&compile(reordered), &compile(BASE)),
-            Vec::<String>::new()
-        );
+        assert_eq!(diff(&compile(reordered), &compile(BASE)), Vec::<String>::new());
     }
 
     #[test]
     fn catches_changed_field_number() {
-        let differences =
-            diff_against_base(&BASE.replace("uint32 count = 12;", "uint32 count = 14;"));
+        let differences = diff_against_base(&BASE.replace("uint32 count = 12;", "uint32 count = 14;"));
         assert_eq!(differences.len(), 1, "{differences:#?}");
-        assert!(
-            differences[0].starts_with("field .demo.v1.Frame.count:"),
-            "{differences:#?}"
-        );
+        assert!(differences[0].starts_with("field .demo.v1.Frame.count:"), "{differences:#?}");
         assert!(differences[0].contains("number=14"), "{differences:#?}");
         assert!(differences[0].contains("number=12"), "{differences:#?}");
     }
@@ -267,14 +232,9 @@ mod tests {
             .replace("bytes data = 11;", "bytes data = 11;\n uint32 count = 12;");
         let differences = diff_against_base(&moved);
         assert_eq!(differences.len(), 1, "{differences:#?}");
+        assert!(differences[0].starts_with("field .demo.v1.Frame.count:"), "{differences:#?}");
         assert!(
-            differences[0].starts_with("field .demo.v1.Frame.count:"),
-            "{differences:#?}"
-        );
-        assert!(
-            differences[0].contains(
-                "ours has number=12 label=LABEL_OPTIONAL type=TYPE_UINT32 type_name= oneof=body"
-            ),
+            differences[0].contains("ours has number=12 label=LABEL_OPTIONAL type=TYPE_UINT32 type_name= oneof=body"),
             "{differences:#?}"
         );
         assert!(differences[0].ends_with("oneof=-"), "{differences:#?}");
@@ -282,16 +242,12 @@ mod tests {
 
     #[test]
     fn catches_field_moved_out_of_oneof() {
-        let moved = BASE.replace("    string text = 10;\n", "\n").replace(
-            "uint32 count = 12;",
-            "uint32 count = 12;\n string text = 10;",
-        );
+        let moved = BASE
+            .replace("    string text = 10;\n", "\n")
+            .replace("uint32 count = 12;", "uint32 count = 12;\n string text = 10;");
         let differences = diff_against_base(&moved);
         assert_eq!(differences.len(), 1, "{differences:#?}");
-        assert!(
-            differences[0].starts_with("field .demo.v1.Frame.text:"),
-            "{differences:#?}"
-        );
+        assert!(differences[0].starts_with("field .demo.v1.Frame.text:"), "{differences:#?}");
     }
 
     #[test]
@@ -306,26 +262,10 @@ mod tests {
     #[test]
     fn catches_changed_types_labels_maps_and_streaming() {
         let cases = [
-            (
-                "uint32 count = 12;",
-                "int32 count = 12;",
-                "field .demo.v1.Frame.count:",
-            ),
-            (
-                "uint32 count = 12;",
-                "repeated uint32 count = 12;",
-                "field .demo.v1.Frame.count:",
-            ),
-            (
-                "map<string, Values>",
-                "map<string, string>",
-                "field .demo.v1.Frame.HeadersEntry.value:",
-            ),
-            (
-                "returns (stream Frame)",
-                "returns (Frame)",
-                "method .demo.v1.Demo/Stream:",
-            ),
+            ("uint32 count = 12;", "int32 count = 12;", "field .demo.v1.Frame.count:"),
+            ("uint32 count = 12;", "repeated uint32 count = 12;", "field .demo.v1.Frame.count:"),
+            ("map<string, Values>", "map<string, string>", "field .demo.v1.Frame.HeadersEntry.value:"),
+            ("returns (stream Frame)", "returns (Frame)", "method .demo.v1.Demo/Stream:"),
             ("package demo.v1;", "package demo.v2;", "file demo.proto:"),
         ];
         for (from, to, expected) in cases {

@@ -88,10 +88,7 @@ pub fn generate() -> io::Result<Vec<(String, String)>> {
         .compile_fds(fds)?;
     let server = fs::read_to_string(server_dir.path().join(&generated_name))?;
 
-    Ok(vec![
-        (CLIENT_FILE.to_owned(), client),
-        (SERVER_FILE.to_owned(), server),
-    ])
+    Ok(vec![(CLIENT_FILE.to_owned(), client), (SERVER_FILE.to_owned(), server)])
 }
 
 /// Generates the sources and writes them into [`generated_dir`].

@@ -25,15 +25,13 @@ fn runtime_proto_matches_the_contract() {
     let contract_dir = contract.parent().expect("contract path has a parent");
     let theirs = compile_descriptors(contract_dir, "runtime.proto", false)
         .expect("the contract's runtime.proto does not compile");
-    let ours = compile_descriptors(&proto_crate_dir(), "runtime.proto", false)
-        .expect("proto/runtime.proto does not compile");
+    let ours =
+        compile_descriptors(&proto_crate_dir(), "runtime.proto", false).expect("proto/runtime.proto does not compile");
 
     // Guard against comparing two empty sets.
     let items = compare::flatten(&theirs);
     assert!(
-        items
-            .keys()
-            .any(|item| item == "message .celerity.runtime.v1.RuntimeMessage"),
+        items.keys().any(|item| item == "message .celerity.runtime.v1.RuntimeMessage"),
         "the contract did not compile to the expected package"
     );
 

@@ -32,9 +32,6 @@ fn generation_is_deterministic() {
 #[test]
 fn generated_code_has_no_build_script_output() {
     for (name, contents) in celerity_proto_codegen::generate().expect("code generation failed") {
-        assert!(
-            !contents.contains("cargo:"),
-            "{name} contains cargo: directives"
-        );
+        assert!(!contents.contains("cargo:"), "{name} contains cargo: directives");
     }
 }

@@ -1,0 +1,186 @@
+//! The application: its handlers and shared state, and serving them.
+
+use std::future::Future;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::context::StateMap;
+use crate::driver::{self, Command};
+use crate::error::Error;
+use crate::handle::AppHandle;
+use crate::handler::HttpHandler;
+use crate::registry::{self, HandlerKey, Registration};
+use crate::settings::Settings;
+
+/// A handler application: the handlers to serve, the state they share, and
+/// how to reach the runtime.
+///
+/// ```no_run
+/// use celerity::App;
+///
+/// async fn hello() -> &'static str {
+///     "hello"
+/// }
+///
+/// # async fn run() -> celerity::Result<()> {
+/// App::new().http("GET::/hello", hello).run().await
+/// # }
+/// ```
+pub struct App {
+    commands: mpsc::UnboundedSender<Command>,
+    command_rx: mpsc::UnboundedReceiver<Command>,
+    registrations: Vec<Registration>,
+    state: StateMap,
+    include_compiled: bool,
+    settings: Option<Settings>,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+/// An application with every handler the attribute macros registered.
+pub fn app() -> App {
+    App::new()
+}
+
+impl App {
+    /// An application with every handler the attribute macros registered in
+    /// this binary, to which more can be added.
+    pub fn new() -> Self {
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        App {
+            commands,
+            command_rx,
+            registrations: Vec::new(),
+            state: StateMap::default(),
+            include_compiled: true,
+            settings: None,
+        }
+    }
+
+    /// Leaves out the handlers the attribute macros registered: only the ones
+    /// added to this `App` are served. For tests and for binaries that
+    /// assemble handlers from libraries.
+    pub fn without_compiled_handlers(mut self) -> Self {
+        self.include_compiled = false;
+        self
+    }
+
+    /// Shares `value` with every handler, which takes it as `State<T>`. One
+    /// value per type; a second of the same type replaces the first.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Adds an HTTP handler for a tag such as `GET::/orders/{id}`.
+    #[track_caller]
+    pub fn http<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: HttpHandler<Args>,
+    {
+        let registration = Registration::http(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds an HTTP handler bound by the blueprint handler name (or published
+    /// name) `name`; its tag comes from the runtime at the handshake.
+    #[track_caller]
+    pub fn http_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: HttpHandler<Args>,
+    {
+        let registration = Registration::http(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a registration of any kind.
+    pub fn register(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// Uses these settings instead of reading them from the environment.
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// A handle on the application once it runs, for background tasks: to
+    /// withhold or resize credit, or to shut down.
+    pub fn handle(&self) -> AppHandle {
+        AppHandle::new(self.commands.clone())
+    }
+
+    /// Every registration this application would serve, compiled ones first.
+    pub fn registrations(&self) -> Vec<Registration> {
+        let mut all = if self.include_compiled { registry::compiled() } else { Vec::new() };
+        all.extend(self.registrations.iter().cloned());
+        all
+    }
+
+    /// Connects to the runtime and serves until it drains, the process is
+    /// asked to stop, or something fails. Must be called inside a tokio
+    /// runtime; handlers run on it.
+    pub async fn run(self) -> Result<(), Error> {
+        crate::logging::init_default();
+        let settings = match self.settings.clone() {
+            Some(settings) => settings,
+            None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
+        };
+        let registrations = self.registrations();
+        registry::check_duplicates(&registrations).map_err(|e| Error::typed("DuplicateHandler", e))?;
+        let handle = AppHandle::new(self.commands);
+        driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)
+    }
+}
+
+/// Runs an application's `main`: builds a multi-threaded tokio runtime, runs
+/// `main` on it, logs an error it returns, and gives the process's exit code.
+/// This is what `#[celerity::main]` expands to.
+///
+/// ```no_run
+/// use std::process::ExitCode;
+///
+/// async fn hello() -> &'static str { "hello" }
+///
+/// fn main() -> ExitCode {
+///     celerity::run_main(|| async { celerity::App::new().http("GET::/hello", hello).run().await })
+/// }
+/// ```
+pub fn run_main<F, Fut>(main: F) -> ExitCode
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    crate::logging::init_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!("could not start the tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(main());
+    // Handlers that block their threads must not hold the exit up.
+    runtime.shutdown_background();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error}");
+            exit_code_for(&error)
+        }
+    }
+}
+
+fn exit_code_for(error: &Error) -> ExitCode {
+    match error.source_error().and_then(|e| e.downcast_ref::<driver::ServeError>()) {
+        Some(driver::ServeError::Session(crate::session::SessionError::Interrupted)) => ExitCode::from(130),
+        _ => ExitCode::FAILURE,
+    }
+}

@@ -1,0 +1,236 @@
+//! What every handler can know about the event it is running for.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::handle::AppHandle;
+
+pub use crate::session::CancelReason;
+
+/// The event a handler runs for: its id, tag and handler, its deadline and
+/// cancellation, its trace context, and the application's shared state.
+///
+/// Take it as an argument of any handler. Cloning is cheap.
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    tag: String,
+    handler_name: &'static str,
+    deadline: Option<SystemTime>,
+    cancel: CancellationToken,
+    reason: OnceLock<CancelReason>,
+    trace_context: HashMap<String, String>,
+    state: Arc<StateMap>,
+    app: Option<AppHandle>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        id: String,
+        tag: String,
+        handler_name: &'static str,
+        deadline_unix_ms: i64,
+        trace_context: HashMap<String, String>,
+        state: Arc<StateMap>,
+        app: AppHandle,
+    ) -> Self {
+        Self::build(id, tag, handler_name, deadline_unix_ms, trace_context, state, Some(app))
+    }
+
+    fn build(
+        id: String,
+        tag: String,
+        handler_name: &'static str,
+        deadline_unix_ms: i64,
+        trace_context: HashMap<String, String>,
+        state: Arc<StateMap>,
+        app: Option<AppHandle>,
+    ) -> Self {
+        let deadline = (deadline_unix_ms > 0).then(|| UNIX_EPOCH + Duration::from_millis(deadline_unix_ms as u64));
+        Context {
+            inner: Arc::new(Inner {
+                id,
+                tag,
+                handler_name,
+                deadline,
+                cancel: CancellationToken::new(),
+                reason: OnceLock::new(),
+                trace_context,
+                state,
+                app,
+            }),
+        }
+    }
+
+    /// A context for calling a handler directly, outside any runtime: no
+    /// deadline, not cancelled, no state.
+    pub fn detached(tag: impl Into<String>) -> Self {
+        Context::build(String::new(), tag.into(), "", 0, HashMap::new(), Arc::new(StateMap::default()), None)
+    }
+
+    /// The dispatch id the runtime gave this event.
+    pub fn event_id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The handler tag the event was dispatched to, such as `GET::/orders/{id}`.
+    pub fn tag(&self) -> &str {
+        &self.inner.tag
+    }
+
+    /// The Rust name of the handler function running.
+    pub fn handler_name(&self) -> &str {
+        self.inner.handler_name
+    }
+
+    /// When the runtime stops waiting for this event, if it set a deadline.
+    /// Treat it as the handler's own: past it, the answer is no longer wanted.
+    pub fn deadline(&self) -> Option<SystemTime> {
+        self.inner.deadline
+    }
+
+    /// Time left until the deadline (zero once it has passed), if there is one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.inner.deadline.map(|d| d.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+    }
+
+    /// Whether the event has been cancelled: deadline passed, caller gone, or
+    /// shutdown.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Why the event was cancelled, once it has been.
+    pub fn cancel_reason(&self) -> Option<CancelReason> {
+        self.inner.reason.get().copied()
+    }
+
+    /// Waits until the event is cancelled, and says why. Use it in a
+    /// `tokio::select!` beside long work to stop early.
+    pub async fn cancelled(&self) -> CancelReason {
+        self.inner.cancel.cancelled().await;
+        self.cancel_reason().unwrap_or(CancelReason::Unspecified)
+    }
+
+    /// A token that is cancelled with the event, to hand to code that takes
+    /// a `tokio_util` cancellation token.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// The W3C trace context of the caller (`traceparent`, `tracestate`);
+    /// often empty.
+    pub fn trace_context(&self) -> &HashMap<String, String> {
+        &self.inner.trace_context
+    }
+
+    /// The caller's W3C `traceparent`, when it sent one.
+    pub fn traceparent(&self) -> Option<&str> {
+        self.inner.trace_context.get("traceparent").map(String::as_str)
+    }
+
+    /// Shared state of type `T`, when the application provided one.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.inner.state.get::<T>().map(State)
+    }
+
+    /// The running application, to withhold or resize credit or shut down;
+    /// `None` for a detached context.
+    pub fn app(&self) -> Option<&AppHandle> {
+        self.inner.app.as_ref()
+    }
+
+    /// Fires the cancellation with its reason; the first reason stays.
+    pub(crate) fn cancel(&self, reason: CancelReason) {
+        let _ = self.inner.reason.set(reason);
+        self.inner.cancel.cancel();
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("event_id", &self.inner.id)
+            .field("tag", &self.inner.tag)
+            .field("handler", &self.inner.handler_name)
+            .field("deadline", &self.inner.deadline)
+            .field("cancelled", &self.cancel_reason())
+            .finish()
+    }
+}
+
+/// Values shared by every handler, one per type.
+#[derive(Default)]
+pub struct StateMap {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.values.insert(TypeId::of::<T>(), value);
+    }
+
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values.get(&TypeId::of::<T>()).and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+}
+
+impl fmt::Debug for StateMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StateMap({} values)", self.values.len())
+    }
+}
+
+/// Application state shared by every handler: take `State<T>` as an argument
+/// of any handler to get the value provided with `App::state`.
+///
+/// ```
+/// use celerity::State;
+/// struct Store { name: &'static str }
+/// fn use_it(store: State<Store>) -> &'static str { store.name }
+/// ```
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(Arc::clone(&self.0))
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: Send + Sync + 'static> State<T> {
+    /// Takes the state from the context, or explains what is missing.
+    pub(crate) fn from_context(cx: &Context) -> Result<Self, crate::Error> {
+        cx.state::<T>().ok_or_else(|| {
+            crate::Error::typed(
+                "MissingState",
+                format!(
+                    "the handler takes State<{}>, but the application provided no such state; add it with App::state",
+                    std::any::type_name::<T>()
+                ),
+            )
+        })
+    }
+}

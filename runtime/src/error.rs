@@ -1,0 +1,146 @@
+//! The error type handlers and `main` return, and the one serving returns.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use celerity_proto::v1 as pb;
+
+use crate::http::HttpError;
+
+/// Any error a handler or `main` can return, with `?` from any
+/// `std::error::Error`.
+///
+/// From a handler, an `Error` is an unhandled failure: the runtime is answered
+/// with a `HandlerError` carrying the error's type and message. The exception
+/// is an [`HttpError`] converted into an `Error`, which an HTTP handler still
+/// answers as the HTTP response it describes.
+///
+/// ```
+/// fn parse(input: &str) -> Result<u32, celerity::Error> {
+///     Ok(input.parse::<u32>()?)
+/// }
+/// let error = parse("x").unwrap_err();
+/// assert_eq!(error.type_name(), "ParseIntError");
+/// ```
+pub struct Error {
+    type_name: Cow<'static, str>,
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    http: Option<Box<HttpError>>,
+}
+
+impl Error {
+    /// An error with a message, of type `Error`.
+    pub fn msg(message: impl fmt::Display) -> Self {
+        Error { type_name: Cow::Borrowed("Error"), message: message.to_string(), source: None, http: None }
+    }
+
+    /// An error with the type name the runtime is told, and a message.
+    pub fn typed(type_name: impl Into<Cow<'static, str>>, message: impl fmt::Display) -> Self {
+        Error { type_name: type_name.into(), message: message.to_string(), source: None, http: None }
+    }
+
+    /// The type name sent as `HandlerError.type`: the last segment of the
+    /// original error's Rust type, such as `ParseIntError`.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// The message sent as `HandlerError.message`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The original error, when this one was converted from one.
+    pub fn source_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.source.as_deref()
+    }
+
+    /// The HTTP error this was converted from, if any.
+    pub fn as_http(&self) -> Option<&HttpError> {
+        self.http.as_deref()
+    }
+
+    pub(crate) fn into_http(self) -> Result<HttpError, Error> {
+        match self.http {
+            Some(http) => Ok(*http),
+            None => Err(self),
+        }
+    }
+
+    /// The `HandlerError` the runtime receives for this error.
+    pub fn to_handler_error(&self) -> pb::HandlerError {
+        pb::HandlerError { message: self.message.clone(), r#type: self.type_name.to_string(), stack: String::new() }
+    }
+}
+
+impl<E> From<E> for Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: E) -> Self {
+        let message = crate::transport::error_chain(&error);
+        Error { type_name: Cow::Borrowed(short_type_name::<E>()), message, source: Some(Box::new(error)), http: None }
+    }
+}
+
+impl From<HttpError> for Error {
+    fn from(error: HttpError) -> Self {
+        Error {
+            type_name: Cow::Borrowed("HttpError"),
+            message: error.message().to_string(),
+            source: None,
+            http: Some(Box::new(error)),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.type_name, self.message)
+    }
+}
+
+/// The last path segment of a type's name, without generic arguments:
+/// `std::num::ParseIntError` → `ParseIntError`.
+pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// A `Result` with [`Error`] as its error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_any_std_error_with_its_type_name() {
+        let error: Error = std::io::Error::other("disk on fire").into();
+        assert_eq!(error.type_name(), "Error");
+        assert_eq!(error.message(), "disk on fire");
+        let error: Error = "x".parse::<u8>().unwrap_err().into();
+        assert_eq!(error.type_name(), "ParseIntError");
+        assert_eq!(error.to_handler_error().r#type, "ParseIntError");
+    }
+
+    #[test]
+    fn keeps_an_http_error() {
+        let error: Error = HttpError::not_found("no such order").into();
+        assert_eq!(error.as_http().unwrap().status(), http::StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn short_type_names_drop_paths_and_generics() {
+        assert_eq!(short_type_name::<Vec<String>>(), "Vec");
+        assert_eq!(short_type_name::<std::num::ParseIntError>(), "ParseIntError");
+    }
+}

@@ -1,0 +1,54 @@
+//! A handle on the running application, for handlers and background tasks.
+
+use tokio::sync::mpsc;
+
+use crate::driver::Command;
+use crate::session::Input;
+
+/// Talks to the running application from anywhere: a handler (through
+/// [`crate::Context::app`]) or a background task (from [`crate::App::handle`]
+/// before `run`). Cloning is cheap.
+///
+/// Requests made before the stream is serving wait for it; requests made
+/// after it has ended are dropped.
+#[derive(Clone, Debug)]
+pub struct AppHandle {
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl AppHandle {
+    pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
+        AppHandle { commands }
+    }
+
+    /// Asks the runtime to stop dispatching to this process, when the
+    /// application knows it is saturated for reasons the runtime cannot see.
+    /// The next result carries a credit grant of zero; events in flight still
+    /// finish and are answered. Undo with [`AppHandle::resume`].
+    pub fn withhold(&self) {
+        self.input(Input::Withhold);
+    }
+
+    /// Ends a [`AppHandle::withhold`]: a `CreditGrant` gives back the place it
+    /// took and the runtime dispatches again.
+    pub fn resume(&self) {
+        self.input(Input::Resume);
+    }
+
+    /// Sets how many events may be in flight to this process at once (at
+    /// least one). Growing sends a `CreditGrant` at once; shrinking withholds
+    /// the grants of the next results until the window is the new size.
+    pub fn set_concurrency(&self, window: u32) {
+        self.input(Input::Resize(window));
+    }
+
+    /// Asks the application to stop as on SIGTERM: tell the runtime it is
+    /// draining, finish what it holds, and end `run` with `Ok`.
+    pub fn shutdown(&self) {
+        self.input(Input::Shutdown);
+    }
+
+    fn input(&self, input: Input) {
+        let _ = self.commands.send(Command::Input(input));
+    }
+}

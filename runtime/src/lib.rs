@@ -1,0 +1,55 @@
+//! Write [Celerity](https://celerityframework.io) handler executables in Rust.
+//!
+//! A handler executable is one binary holding every handler of an
+//! application. The Celerity runtime starts it, and the two talk over one gRPC
+//! stream on a Unix socket: the handler IPC protocol. This crate does all of
+//! that protocol for you: the handshake, credit and concurrency caps,
+//! deadlines and cancellation, draining, panics turned into answers. You
+//! write plain `async fn`s.
+//!
+//! ```no_run
+//! use celerity::App;
+//! use celerity::http::{Json, Path};
+//!
+//! async fn get_order(Path(id): Path<u64>) -> Json<serde_json::Value> {
+//!     Json(serde_json::json!({ "id": id }))
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     celerity::run_main(|| async {
+//!         App::new().http("GET::/orders/{id}", get_order).run().await
+//!     })
+//! }
+//! ```
+#![warn(missing_docs)]
+
+mod app;
+mod context;
+mod driver;
+mod error;
+mod handle;
+mod handler;
+pub mod http;
+mod logging;
+pub mod registry;
+pub mod session;
+pub mod settings;
+pub mod transport;
+pub mod version;
+
+pub use app::{App, app, run_main};
+pub use context::{CancelReason, Context, State};
+pub use driver::ServeError;
+pub use error::{Error, Result};
+pub use handle::AppHandle;
+pub use handler::{Handler, HandlerFuture, HttpFn, HttpHandler};
+pub use registry::{HandlerKey, HandlerKind, Origin, Registration};
+
+/// The protocol's generated types, for tests and tools that speak the wire.
+pub use celerity_proto as proto;
+
+/// What handler code usually needs, in one import.
+pub mod prelude {
+    pub use crate::http::{HttpError, Json, Path, Query, Request, Response};
+    pub use crate::{App, Context, Error, Result, State};
+}

@@ -1,0 +1,912 @@
+//! The protocol core: every rule of the handler IPC protocol, with no I/O.
+//!
+//! A [`Session`] takes what happens ([`Input`]: frames from the runtime,
+//! handler completions, the passing of time, a shutdown request, the stream
+//! ending) and answers with what to do ([`Action`]: frames to send, handlers
+//! to start, cancel or abandon, and when to stop). It never reads a clock or
+//! touches a socket: time arrives as milliseconds since the Unix epoch with
+//! each input, which is what lets its rules be tested with a fake clock and
+//! driven by a fuzzer.
+//!
+//! The rules it keeps:
+//! - the handshake order: `RuntimeConfig` first, then `Ready`, then `ReadyAck`;
+//! - the credit window: one grant on every result, zero only to withhold;
+//! - per-tag caps, enforced here as well as declared;
+//! - every dispatch is answered exactly once: by the handler, or by the
+//!   session when the handler overruns its deadline or a cancellation, or
+//!   cannot be started;
+//! - drain in both directions, and nothing sent after the stream closes.
+
+mod credit;
+mod handshake;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fmt;
+
+use celerity_proto::v1::{
+    self as pb, CreditGrant, Dispatch, Draining, HandlerMessage, RuntimeMessage, handler_message, result::Outcome,
+    runtime_message,
+};
+
+pub use credit::Credit;
+pub use handshake::HandshakeReport;
+
+use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
+
+/// How a handler is bound to the blueprint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum HandlerKey {
+    /// By its handler tag, such as `GET::/orders/{id}`.
+    Tag(String),
+    /// By the blueprint's `handler_name` or `published_name`; the tag comes
+    /// from `RuntimeConfig` at the handshake.
+    Name(String),
+}
+
+impl fmt::Display for HandlerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandlerKey::Tag(tag) => f.write_str(tag),
+            HandlerKey::Name(name) => write!(f, "name = {name:?}"),
+        }
+    }
+}
+
+/// What the session needs to know about one registered handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerSpec {
+    /// How it is bound.
+    pub key: HandlerKey,
+    /// Its per-tag cap, declared in `Ready` and enforced locally.
+    pub max_concurrent: Option<u32>,
+    /// How to name it to a person: Rust path and source location.
+    pub label: String,
+}
+
+/// Settings of the protocol core.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// The handlers registered in code, in registration order. [`Action::Start`]
+    /// refers to them by index.
+    pub handlers: Vec<HandlerSpec>,
+    /// The credit declared in `Ready`: the worker pool size.
+    pub initial_credit: u32,
+    /// Declared in `Ready`.
+    pub sdk_version: String,
+    /// How long a handler may go on after its cancellation fires (deadline
+    /// or `Cancel`) before it is abandoned and the event answered for it.
+    pub cancel_grace_ms: u64,
+    /// How long to wait for `RuntimeConfig` and then `ReadyAck`.
+    pub handshake_timeout_ms: u64,
+    /// The deadline put on `Draining` when this process is asked to stop.
+    pub shutdown_grace_ms: u64,
+}
+
+impl SessionConfig {
+    /// A configuration with the SDK's default timings.
+    pub fn new(handlers: Vec<HandlerSpec>, initial_credit: u32) -> Self {
+        SessionConfig {
+            handlers,
+            initial_credit,
+            sdk_version: crate::version::SDK_VERSION.to_string(),
+            cancel_grace_ms: 1_000,
+            handshake_timeout_ms: 30_000,
+            shutdown_grace_ms: 10_000,
+        }
+    }
+}
+
+/// Why a handler's cancellation fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelReason {
+    /// The event's deadline passed; the runtime has answered the caller.
+    DeadlineExceeded,
+    /// The caller went away (an HTTP client disconnected).
+    CallerGone,
+    /// The runtime, or this process, is stopping.
+    Shutdown,
+    /// The runtime gave no reason.
+    Unspecified,
+}
+
+impl CancelReason {
+    fn from_wire(reason: i32) -> Self {
+        match pb::cancel::Reason::try_from(reason) {
+            Ok(pb::cancel::Reason::DeadlineExceeded) => CancelReason::DeadlineExceeded,
+            Ok(pb::cancel::Reason::CallerGone) => CancelReason::CallerGone,
+            Ok(pb::cancel::Reason::Shutdown) => CancelReason::Shutdown,
+            _ => CancelReason::Unspecified,
+        }
+    }
+
+    /// The `HandlerError.type` used when the session answers for a handler
+    /// abandoned for this reason.
+    pub fn error_type(self) -> &'static str {
+        match self {
+            CancelReason::DeadlineExceeded => error_type::DEADLINE_EXCEEDED,
+            _ => error_type::CANCELLED,
+        }
+    }
+}
+
+impl fmt::Display for CancelReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CancelReason::DeadlineExceeded => "deadline exceeded",
+            CancelReason::CallerGone => "caller gone",
+            CancelReason::Shutdown => "shutdown",
+            CancelReason::Unspecified => "cancelled by the runtime",
+        })
+    }
+}
+
+/// The `HandlerError.type` values the SDK itself produces.
+pub mod error_type {
+    /// The handler ran past its deadline and was abandoned.
+    pub const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
+    /// The handler did not finish within the grace after a `Cancel`.
+    pub const CANCELLED: &str = "Cancelled";
+    /// The handler panicked.
+    pub const PANIC: &str = "panic";
+    /// No handler in this process serves the event's tag.
+    pub const UNKNOWN_TAG: &str = "UnknownHandlerTag";
+    /// The runtime dispatched beyond the credit window or a per-tag cap.
+    pub const OVER_CAPACITY: &str = "OverCapacity";
+    /// The event arrived after the runtime's `Drain`, or before the handshake
+    /// completed.
+    pub const NOT_ACCEPTING: &str = "NotAccepting";
+    /// The event's source does not fit the handler it was sent to.
+    pub const WRONG_SOURCE: &str = "WrongEventSource";
+}
+
+/// Something that happened, fed to [`Session::handle`].
+// Frames are moved through once each; boxing them would cost an allocation
+// per event for no gain.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A frame from the runtime.
+    Frame(RuntimeMessage),
+    /// A handler finished, with the outcome to send.
+    Completed {
+        /// The dispatch id.
+        id: String,
+        /// What the handler produced.
+        outcome: Outcome,
+    },
+    /// Time passed; fire whatever timers are due.
+    Tick,
+    /// This process was asked to stop (SIGTERM or SIGINT). A second one stops
+    /// at once.
+    Shutdown,
+    /// The runtime's half of the stream ended, cleanly or with an error.
+    StreamEnded {
+        /// The transport's error, if it failed rather than ended.
+        error: Option<String>,
+    },
+    /// The application asks the runtime to stop dispatching.
+    Withhold,
+    /// The application ends its withhold.
+    Resume,
+    /// The application sets the credit window.
+    Resize(u32),
+}
+
+/// Something to do, returned by [`Session::poll_action`].
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Write this frame to the stream.
+    Send(HandlerMessage),
+    /// Run handler `handler` (an index into [`SessionConfig::handlers`]) for
+    /// this dispatch. It must be answered with [`Input::Completed`].
+    Start {
+        /// Index of the handler.
+        handler: usize,
+        /// The event.
+        dispatch: Dispatch,
+    },
+    /// Fire the handler's cancellation; it is still running.
+    Cancel {
+        /// The dispatch id.
+        id: String,
+        /// Why.
+        reason: CancelReason,
+    },
+    /// Stop polling the handler's future: the session has answered for it.
+    Abandon {
+        /// The dispatch id.
+        id: String,
+    },
+    /// The handshake compared code and blueprint; log the report.
+    Report(HandshakeReport),
+    /// The runtime accepted `Ready`: events may now arrive.
+    Serving,
+    /// The runtime sent no protocol version: it predates version
+    /// negotiation. Proceeding; worth one line in the log.
+    UnversionedRuntime,
+    /// End our half of the stream; nothing more will be sent.
+    Close,
+    /// Stop serving: `Ok` for a graceful end, `Err` for a failure.
+    Exit(Result<(), SessionError>),
+    /// Something the runtime did that breaks the protocol but was answered
+    /// safely; worth a warning in the log.
+    Warn(String),
+}
+
+/// Why a session ended with a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    /// The first frame was not `RuntimeConfig`.
+    UnexpectedFirstFrame(&'static str),
+    /// A frame other than `ReadyAck` arrived before it.
+    UnexpectedFrame {
+        /// What arrived.
+        frame: &'static str,
+        /// What the handshake was waiting for.
+        expected: &'static str,
+    },
+    /// The stream ended before the handshake completed.
+    EndedDuringHandshake {
+        /// What the handshake was waiting for.
+        expected: &'static str,
+        /// The transport's error, if any.
+        error: Option<String>,
+    },
+    /// The handshake did not progress in time.
+    HandshakeTimeout {
+        /// What it was waiting for.
+        expected: &'static str,
+        /// How long it waited.
+        waited_ms: u64,
+    },
+    /// The runtime serves a protocol major this SDK does not speak.
+    VersionMismatch {
+        /// Ours.
+        ours: (u32, u32),
+        /// The runtime's.
+        theirs: (u32, u32),
+    },
+    /// A handler bound by name names nothing the blueprint declares.
+    UnknownHandlerName {
+        /// The name asked for.
+        name: String,
+        /// The handler that asked.
+        handler: String,
+        /// The names the blueprint does declare.
+        declared: Vec<String>,
+    },
+    /// Two handlers resolved to one tag.
+    DuplicateTag {
+        /// The tag.
+        tag: String,
+        /// One handler.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// The runtime refused `Ready`.
+    Refused {
+        /// The reason it gave (`UNSPECIFIED` from runtimes that predate it).
+        reason: pb::ready_ack::RefusedReason,
+        /// Tags we declared that the blueprint does not.
+        unknown_tags: Vec<String>,
+        /// Tags the blueprint declares that we did not.
+        unhandled_tags: Vec<String>,
+    },
+    /// The stream ended without a drain: the runtime went away.
+    StreamEnded {
+        /// Events that were still in flight and are lost.
+        in_flight: usize,
+        /// The transport's error, if any.
+        error: Option<String>,
+    },
+    /// A second shutdown request arrived while draining.
+    Interrupted,
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::UnexpectedFirstFrame(frame) => {
+                write!(f, "protocol error: the runtime's first frame must be RuntimeConfig, but it sent {frame}")
+            }
+            SessionError::UnexpectedFrame { frame, expected } => {
+                write!(f, "protocol error: expected {expected} from the runtime, but it sent {frame}")
+            }
+            SessionError::EndedDuringHandshake { expected, error } => {
+                write!(f, "the runtime closed the stream while the handshake waited for {expected}")?;
+                if let Some(error) = error {
+                    write!(f, ": {error}")?;
+                }
+                Ok(())
+            }
+            SessionError::HandshakeTimeout { expected, waited_ms } => {
+                write!(f, "the runtime sent no {expected} within {:.1} s of connecting", *waited_ms as f64 / 1000.0)
+            }
+            SessionError::VersionMismatch { ours, theirs } => write!(
+                f,
+                "protocol version mismatch: this handler speaks protocol {}.{} (celerity SDK {}), the runtime serves {}.{}; \
+                 a different major version cannot be served, so Ready was not sent. Rebuild the handler with an SDK for protocol {}.x",
+                ours.0,
+                ours.1,
+                crate::version::SDK_VERSION,
+                theirs.0,
+                theirs.1,
+                theirs.0
+            ),
+            SessionError::UnknownHandlerName { name, handler, declared } => {
+                write!(f, "handler {handler} is bound to name {name:?}, which the blueprint does not declare; ")?;
+                if declared.is_empty() {
+                    write!(f, "the blueprint declares no handlers")
+                } else {
+                    write!(f, "it declares: {}", declared.join(", "))
+                }
+            }
+            SessionError::DuplicateTag { tag, first, second } => {
+                write!(f, "two handlers serve tag {tag}: {first} and {second}; a tag must have exactly one handler")
+            }
+            SessionError::Refused { reason, unknown_tags, unhandled_tags } => {
+                let version_refusal = *reason == pb::ready_ack::RefusedReason::ProtocolVersion;
+                if version_refusal {
+                    write!(
+                        f,
+                        "the runtime refused this handler's protocol version {PROTOCOL_MAJOR}.{PROTOCOL_MINOR} (celerity SDK {})",
+                        crate::version::SDK_VERSION
+                    )?;
+                } else {
+                    write!(f, "the runtime refused this handler's tags")?;
+                }
+                if !unknown_tags.is_empty() {
+                    write!(f, "; registered here but not declared by the blueprint: {}", unknown_tags.join(", "))?;
+                }
+                if !unhandled_tags.is_empty() {
+                    write!(f, "; declared by the blueprint but not registered here: {}", unhandled_tags.join(", "))?;
+                }
+                if !version_refusal && unknown_tags.is_empty() && unhandled_tags.is_empty() {
+                    write!(f, " (it gave no reason)")?;
+                }
+                Ok(())
+            }
+            SessionError::StreamEnded { in_flight, error } => {
+                write!(f, "the runtime closed the stream without draining")?;
+                if let Some(error) = error {
+                    write!(f, " ({error})")?;
+                }
+                if *in_flight > 0 {
+                    write!(f, "; {in_flight} event(s) in flight were abandoned")?;
+                }
+                Ok(())
+            }
+            SessionError::Interrupted => write!(f, "stopped by a second shutdown signal while draining"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    AwaitingConfig,
+    AwaitingAck,
+    Serving,
+    /// The runtime sent `Drain`: no new work; stop at the deadline.
+    Drained {
+        deadline: i64,
+    },
+    /// We sent `Draining`: work already dispatched is still run; stop at the
+    /// deadline.
+    Draining {
+        deadline: i64,
+    },
+    Closed,
+}
+
+#[derive(Debug)]
+struct InFlight {
+    handler: usize,
+    deadline: i64,
+    cancelled: Option<CancelReason>,
+    /// When the next timer of this event is due: its deadline, or the end of
+    /// its cancellation grace. Stale heap entries are told apart by this.
+    timer: Option<i64>,
+}
+
+/// The protocol state machine of one handler stream. See the module docs.
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    phase: Phase,
+    started_at: i64,
+    /// Tag → handler index, set at the handshake.
+    by_tag: HashMap<String, usize>,
+    in_flight: HashMap<String, InFlight>,
+    in_flight_per_handler: Vec<u32>,
+    credit: Credit,
+    timers: BinaryHeap<Reverse<(i64, String)>>,
+    actions: VecDeque<Action>,
+}
+
+impl Session {
+    /// A session that has just connected at `now` (Unix ms) and waits for
+    /// `RuntimeConfig`.
+    pub fn new(config: SessionConfig, now: i64) -> Self {
+        let handlers = config.handlers.len();
+        let credit = Credit::new(config.initial_credit);
+        Session {
+            config,
+            phase: Phase::AwaitingConfig,
+            started_at: now,
+            by_tag: HashMap::new(),
+            in_flight: HashMap::new(),
+            in_flight_per_handler: vec![0; handlers],
+            credit,
+            timers: BinaryHeap::new(),
+            actions: VecDeque::new(),
+        }
+    }
+
+    /// Feeds one input at time `now` (Unix ms). Actions it produces are read
+    /// with [`Session::poll_action`].
+    pub fn handle(&mut self, now: i64, input: Input) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        match input {
+            Input::Frame(message) => self.on_frame(now, message),
+            Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
+            Input::Tick => self.on_tick(now),
+            Input::Shutdown => self.on_shutdown(now),
+            Input::StreamEnded { error } => self.on_stream_ended(error),
+            Input::Withhold => self.credit.withhold(),
+            Input::Resume => {
+                if let Some(additional) = self.credit.resume() {
+                    self.send_grant(additional);
+                }
+            }
+            Input::Resize(window) => {
+                if let Some(additional) = self.credit.resize(window) {
+                    self.send_grant(additional);
+                }
+            }
+        }
+    }
+
+    /// The next action to carry out, in order.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When [`Input::Tick`] should next be fed, if any timer is set.
+    pub fn next_timer(&mut self) -> Option<i64> {
+        match self.phase {
+            Phase::AwaitingConfig | Phase::AwaitingAck => {
+                Some(self.started_at.saturating_add(self.config.handshake_timeout_ms as i64))
+            }
+            Phase::Closed => None,
+            Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => {
+                self.drop_stale_timers();
+                let next = self.timers.peek().map(|Reverse((at, _))| *at);
+                match self.phase {
+                    Phase::Drained { deadline } | Phase::Draining { deadline } => {
+                        Some(next.map_or(deadline, |at| at.min(deadline)))
+                    }
+                    _ => next,
+                }
+            }
+        }
+    }
+
+    /// Whether the session has ended; it then ignores every input.
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// Events dispatched and not yet answered.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// The credit window.
+    pub fn credit(&self) -> &Credit {
+        &self.credit
+    }
+
+    /// Whether the handshake has completed and the session has not closed.
+    pub fn is_serving(&self) -> bool {
+        matches!(self.phase, Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. })
+    }
+
+    fn on_frame(&mut self, now: i64, message: RuntimeMessage) {
+        let Some(frame) = message.frame else {
+            if self.phase == Phase::AwaitingConfig {
+                return self.fail(SessionError::UnexpectedFirstFrame("an empty frame"));
+            }
+            return self.warn("the runtime sent a frame with nothing in it; ignored".to_string());
+        };
+        match self.phase {
+            Phase::AwaitingConfig => match frame {
+                runtime_message::Frame::Config(config) => self.on_config(config),
+                other => self.fail(SessionError::UnexpectedFirstFrame(frame_name(&other))),
+            },
+            Phase::AwaitingAck => match frame {
+                runtime_message::Frame::ReadyAck(ack) => self.on_ready_ack(ack),
+                runtime_message::Frame::Dispatch(dispatch) => {
+                    // Never leave an event unanswered, even one that breaks
+                    // the handshake order.
+                    self.answer_unstarted(
+                        dispatch.id,
+                        error_type::NOT_ACCEPTING,
+                        "the runtime dispatched before acknowledging Ready".to_string(),
+                    );
+                }
+                other => self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" }),
+            },
+            Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => match frame {
+                runtime_message::Frame::Dispatch(dispatch) => self.on_dispatch(now, dispatch),
+                runtime_message::Frame::Cancel(cancel) => {
+                    self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
+                }
+                runtime_message::Frame::Drain(drain) => self.on_drain(now, drain.deadline_unix_ms),
+                runtime_message::Frame::WsAck(ack) => self.warn(format!(
+                    "the runtime acknowledged WebSocket send {:?}, which this process did not make; ignored",
+                    ack.correlation_id
+                )),
+                other => self.warn(format!("the runtime sent {} after the handshake; ignored", frame_name(&other))),
+            },
+            Phase::Closed => {}
+        }
+    }
+
+    fn on_config(&mut self, config: pb::RuntimeConfig) {
+        if let Err(error) = handshake::check_version(&config) {
+            return self.fail(error);
+        }
+        let binding = match handshake::bind(&self.config.handlers, &config) {
+            Ok(binding) => binding,
+            Err(error) => return self.fail(error),
+        };
+        if config.protocol_version.is_none() {
+            self.actions.push_back(Action::UnversionedRuntime);
+        }
+        let ready =
+            handshake::ready(&self.config.handlers, &binding, self.config.initial_credit, &self.config.sdk_version);
+        self.actions.push_back(Action::Report(binding.report));
+        self.by_tag = binding.by_tag;
+        self.send(handler_message::Frame::Ready(ready));
+        self.phase = Phase::AwaitingAck;
+    }
+
+    fn on_ready_ack(&mut self, ack: pb::ReadyAck) {
+        if ack.accepted {
+            self.phase = Phase::Serving;
+            self.actions.push_back(Action::Serving);
+            return;
+        }
+        let reason = pb::ready_ack::RefusedReason::try_from(ack.refused_reason)
+            .unwrap_or(pb::ready_ack::RefusedReason::Unspecified);
+        self.fail(SessionError::Refused { reason, unknown_tags: ack.unknown_tags, unhandled_tags: ack.unhandled_tags });
+    }
+
+    fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
+        if dispatch.id.is_empty() {
+            // There is no id to answer; give back the place it took.
+            self.warn(format!(
+                "the runtime sent a dispatch with no id for tag {:?}; it cannot be answered",
+                dispatch.handler_tag
+            ));
+            return self.send_grant(1);
+        }
+        if self.in_flight.contains_key(&dispatch.id) {
+            // A second answer for the id would be taken as the first one's.
+            // Run nothing, and give back the place the duplicate took.
+            self.warn(format!(
+                "the runtime dispatched id {:?} again while it is still in flight; the duplicate was dropped",
+                dispatch.id
+            ));
+            return self.send_grant(1);
+        }
+        if let Phase::Drained { .. } = self.phase {
+            return self.answer_unstarted(
+                dispatch.id,
+                error_type::NOT_ACCEPTING,
+                "the runtime dispatched after asking this handler to drain".to_string(),
+            );
+        }
+        if !self.credit.has_room(self.in_flight.len()) {
+            self.warn(format!(
+                "the runtime dispatched {:?} beyond the credit window of {}; answered without running it",
+                dispatch.id,
+                self.credit.window()
+            ));
+            return self.answer_over_credit(dispatch.id);
+        }
+        let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
+            let message = format!("no handler in this process serves tag {:?}", dispatch.handler_tag);
+            return self.answer_unstarted(dispatch.id, error_type::UNKNOWN_TAG, message);
+        };
+        if let Some(cap) = self.config.handlers[handler].max_concurrent
+            && self.in_flight_per_handler[handler] >= cap
+        {
+            let message =
+                format!("tag {:?} already has {cap} event(s) in flight, its max_concurrent", dispatch.handler_tag);
+            self.warn(format!("the runtime exceeded a per-tag cap: {message}"));
+            return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
+        }
+
+        let deadline = dispatch.deadline_unix_ms.max(0);
+        let timer = (deadline > 0).then_some(deadline);
+        if let Some(at) = timer {
+            self.timers.push(Reverse((at, dispatch.id.clone())));
+        }
+        self.in_flight.insert(dispatch.id.clone(), InFlight { handler, deadline, cancelled: None, timer });
+        self.in_flight_per_handler[handler] += 1;
+        self.actions.push_back(Action::Start { handler, dispatch });
+        // A deadline already passed fires at once rather than on the next tick.
+        if timer.is_some_and(|at| at <= now) {
+            self.on_tick(now);
+        }
+    }
+
+    fn on_completed(&mut self, _now: i64, id: String, outcome: Outcome) {
+        if self.in_flight.contains_key(&id) {
+            self.answer(id, outcome);
+            self.after_answers();
+        }
+        // Otherwise the session already answered for it (deadline or
+        // cancellation grace); the late outcome is dropped.
+    }
+
+    fn on_cancel(&mut self, now: i64, id: &str, reason: CancelReason) {
+        let grace = self.config.cancel_grace_ms as i64;
+        let Some(event) = self.in_flight.get_mut(id) else {
+            // Crossed with our result on the wire: nothing to do.
+            return;
+        };
+        if event.cancelled.is_some() {
+            return;
+        }
+        event.cancelled = Some(reason);
+        let abandon_at = now.saturating_add(grace);
+        event.timer = Some(abandon_at);
+        self.timers.push(Reverse((abandon_at, id.to_string())));
+        self.actions.push_back(Action::Cancel { id: id.to_string(), reason });
+    }
+
+    fn on_tick(&mut self, now: i64) {
+        match self.phase {
+            Phase::AwaitingConfig | Phase::AwaitingAck => {
+                let waited = now.saturating_sub(self.started_at);
+                if waited >= self.config.handshake_timeout_ms as i64 {
+                    let expected = if self.phase == Phase::AwaitingConfig { "RuntimeConfig" } else { "ReadyAck" };
+                    self.fail(SessionError::HandshakeTimeout { expected, waited_ms: waited.max(0) as u64 });
+                }
+                return;
+            }
+            Phase::Closed => return,
+            _ => {}
+        }
+        let grace = self.config.cancel_grace_ms as i64;
+        while let Some(Reverse((at, _))) = self.timers.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((at, id))) = self.timers.pop() else {
+                break;
+            };
+            let Some(event) = self.in_flight.get_mut(&id) else {
+                continue;
+            };
+            if event.timer != Some(at) {
+                continue;
+            }
+            match event.cancelled {
+                None => {
+                    // The deadline passed: cancel, and abandon after the grace.
+                    event.cancelled = Some(CancelReason::DeadlineExceeded);
+                    let abandon_at = event.deadline.saturating_add(grace).max(now);
+                    event.timer = Some(abandon_at);
+                    self.timers.push(Reverse((abandon_at, id.clone())));
+                    self.actions.push_back(Action::Cancel { id, reason: CancelReason::DeadlineExceeded });
+                }
+                Some(reason) => self.abandon(id, reason, "did not finish"),
+            }
+        }
+        if let Phase::Drained { deadline } | Phase::Draining { deadline } = self.phase
+            && now >= deadline
+        {
+            let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+            for id in ids {
+                self.abandon(id, CancelReason::Shutdown, "was still running at the drain deadline");
+            }
+        }
+        self.after_answers();
+    }
+
+    /// Answers for a handler that will not: fires its cancellation if that
+    /// has not happened, drops its future, and sends the error.
+    fn abandon(&mut self, id: String, reason: CancelReason, what: &str) {
+        let Some(event) = self.in_flight.get(&id) else {
+            return;
+        };
+        if event.cancelled.is_none() {
+            self.actions.push_back(Action::Cancel { id: id.clone(), reason });
+        }
+        self.actions.push_back(Action::Abandon { id: id.clone() });
+        let message = match reason {
+            CancelReason::DeadlineExceeded => format!("the handler ran past its deadline and {what}"),
+            other => format!("the handler was cancelled ({other}) and {what}"),
+        };
+        let outcome =
+            Outcome::Error(pb::HandlerError { message, r#type: reason.error_type().to_string(), stack: String::new() });
+        self.answer(id, outcome);
+    }
+
+    fn on_drain(&mut self, now: i64, deadline: i64) {
+        let deadline = if deadline <= 0 { now } else { deadline };
+        self.phase = Phase::Drained { deadline };
+        self.after_answers();
+    }
+
+    fn on_shutdown(&mut self, now: i64) {
+        match self.phase {
+            Phase::AwaitingConfig | Phase::AwaitingAck => {
+                self.phase = Phase::Closed;
+                self.actions.push_back(Action::Close);
+                self.actions.push_back(Action::Exit(Ok(())));
+            }
+            Phase::Serving => {
+                let deadline = now.saturating_add(self.config.shutdown_grace_ms as i64);
+                self.send(handler_message::Frame::Draining(Draining { deadline_unix_ms: deadline }));
+                self.phase = Phase::Draining { deadline };
+                self.after_answers();
+            }
+            Phase::Drained { .. } | Phase::Draining { .. } => {
+                // A second request: stop now, answering for what is held.
+                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+                for id in ids {
+                    self.abandon(id, CancelReason::Shutdown, "the process was interrupted");
+                }
+                self.phase = Phase::Closed;
+                self.actions.push_back(Action::Close);
+                self.actions.push_back(Action::Exit(Err(SessionError::Interrupted)));
+            }
+            Phase::Closed => {}
+        }
+    }
+
+    fn on_stream_ended(&mut self, error: Option<String>) {
+        let expected = match self.phase {
+            Phase::AwaitingConfig => Some("RuntimeConfig"),
+            Phase::AwaitingAck => Some("ReadyAck"),
+            _ => None,
+        };
+        let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+        let lost = ids.len();
+        for id in ids {
+            // Nothing can be sent any more: cancel and drop, no answer.
+            self.actions.push_back(Action::Cancel { id: id.clone(), reason: CancelReason::Shutdown });
+            self.actions.push_back(Action::Abandon { id: id.clone() });
+            self.forget(&id);
+        }
+        let result = match (expected, self.phase) {
+            (Some(expected), _) => Err(SessionError::EndedDuringHandshake { expected, error }),
+            (None, Phase::Drained { .. } | Phase::Draining { .. }) if lost == 0 => Ok(()),
+            (None, Phase::Drained { .. } | Phase::Draining { .. }) => {
+                // The runtime gave up on what was held; that is its call
+                // during a drain, and not a failure of this process.
+                self.actions.push_back(Action::Warn(format!(
+                    "the runtime closed the stream while {lost} event(s) were still running; they were abandoned"
+                )));
+                Ok(())
+            }
+            _ => Err(SessionError::StreamEnded { in_flight: lost, error }),
+        };
+        self.phase = Phase::Closed;
+        self.actions.push_back(Action::Exit(result));
+    }
+
+    /// Sends the result for an in-flight event and releases its place.
+    fn answer(&mut self, id: String, outcome: Outcome) {
+        self.forget(&id);
+        let credit_grant = self.credit.grant_for_result();
+        self.send(handler_message::Frame::Result(pb::Result { id, credit_grant, outcome: Some(outcome) }));
+    }
+
+    fn forget(&mut self, id: &str) {
+        if let Some(event) = self.in_flight.remove(id) {
+            self.in_flight_per_handler[event.handler] -= 1;
+        }
+    }
+
+    /// Answers an event that was never started: it still takes its place in
+    /// the window's accounting, so it is answered like any other result.
+    fn answer_unstarted(&mut self, id: String, r#type: &str, message: String) {
+        let credit_grant = self.credit.grant_for_result();
+        self.send(handler_message::Frame::Result(pb::Result {
+            id,
+            credit_grant,
+            outcome: Some(Outcome::Error(pb::HandlerError {
+                message,
+                r#type: r#type.to_string(),
+                stack: String::new(),
+            })),
+        }));
+        self.after_answers();
+    }
+
+    /// Answers a dispatch that came beyond the window. It is outside our
+    /// accounting, so it gives back exactly the place the runtime spent on it.
+    fn answer_over_credit(&mut self, id: String) {
+        self.send(handler_message::Frame::Result(pb::Result {
+            id,
+            credit_grant: 1,
+            outcome: Some(Outcome::Error(pb::HandlerError {
+                message: format!(
+                    "the handler process is at its credit window of {} event(s) in flight",
+                    self.credit.window()
+                ),
+                r#type: error_type::OVER_CAPACITY.to_string(),
+                stack: String::new(),
+            })),
+        }));
+    }
+
+    /// Work to do once results have been sent: end a shrink's withhold, and
+    /// finish a drain when nothing is left.
+    fn after_answers(&mut self) {
+        if let Some(additional) = self.credit.resume_after_shrink(self.in_flight.len()) {
+            self.send_grant(additional);
+        }
+        if matches!(self.phase, Phase::Drained { .. } | Phase::Draining { .. }) && self.in_flight.is_empty() {
+            self.phase = Phase::Closed;
+            self.timers.clear();
+            self.actions.push_back(Action::Close);
+            self.actions.push_back(Action::Exit(Ok(())));
+        }
+    }
+
+    fn send_grant(&mut self, additional: u32) {
+        self.send(handler_message::Frame::Credit(CreditGrant { additional }));
+    }
+
+    fn send(&mut self, frame: handler_message::Frame) {
+        self.actions.push_back(Action::Send(HandlerMessage { frame: Some(frame) }));
+    }
+
+    fn warn(&mut self, message: String) {
+        self.actions.push_back(Action::Warn(message));
+    }
+
+    fn fail(&mut self, error: SessionError) {
+        self.phase = Phase::Closed;
+        self.actions.push_back(Action::Close);
+        self.actions.push_back(Action::Exit(Err(error)));
+    }
+
+    fn drop_stale_timers(&mut self) {
+        while let Some(Reverse((at, id))) = self.timers.peek() {
+            let live = self.in_flight.get(id).is_some_and(|e| e.timer == Some(*at));
+            if live {
+                break;
+            }
+            self.timers.pop();
+        }
+    }
+}
+
+/// The name of a runtime frame, for messages.
+pub fn frame_name(frame: &runtime_message::Frame) -> &'static str {
+    match frame {
+        runtime_message::Frame::Config(_) => "RuntimeConfig",
+        runtime_message::Frame::ReadyAck(_) => "ReadyAck",
+        runtime_message::Frame::Dispatch(_) => "Dispatch",
+        runtime_message::Frame::Cancel(_) => "Cancel",
+        runtime_message::Frame::Drain(_) => "Drain",
+        runtime_message::Frame::WsAck(_) => "WsSendAck",
+    }
+}
+
+#[cfg(test)]
+mod tests;

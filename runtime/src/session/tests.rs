@@ -1,0 +1,496 @@
+//! Unit tests of the protocol core, with a fake clock.
+
+use celerity_proto::v1::{
+    self as pb, Dispatch, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage,
+    handler_message, result::Outcome, runtime_message,
+};
+
+use super::*;
+
+const T0: i64 = 1_000_000;
+
+fn spec(tag: &str) -> HandlerSpec {
+    HandlerSpec { key: HandlerKey::Tag(tag.to_string()), max_concurrent: None, label: format!("app::{tag}") }
+}
+
+fn named(name: &str) -> HandlerSpec {
+    HandlerSpec { key: HandlerKey::Name(name.to_string()), max_concurrent: None, label: format!("app::{name}") }
+}
+
+fn handler_config(name: &str, tag: &str) -> HandlerConfig {
+    HandlerConfig {
+        handler_name: name.to_string(),
+        handler_tag: tag.to_string(),
+        timeout_ms: 30_000,
+        tracing_enabled: false,
+        published_name: String::new(),
+    }
+}
+
+fn config_frame(handlers: &[(&str, &str)], version: Option<(u32, u32)>) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::Config(RuntimeConfig {
+            tracing_enabled: false,
+            metrics_enabled: false,
+            handlers: handlers.iter().map(|(n, t)| handler_config(n, t)).collect(),
+            protocol_version: version.map(|(major, minor)| ProtocolVersion { major, minor }),
+        })),
+    })
+}
+
+fn ack(accepted: bool) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::ReadyAck(ReadyAck { accepted, ..Default::default() })),
+    })
+}
+
+fn dispatch(id: &str, tag: &str, deadline: i64) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::Dispatch(Dispatch {
+            id: id.to_string(),
+            handler_tag: tag.to_string(),
+            deadline_unix_ms: deadline,
+            source: Some(pb::dispatch::Source::Http(pb::HttpRequest::default())),
+            ..Default::default()
+        })),
+    })
+}
+
+fn cancel(id: &str, reason: pb::cancel::Reason) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::Cancel(pb::Cancel { id: id.to_string(), reason: reason as i32 })),
+    })
+}
+
+fn ok_outcome() -> Outcome {
+    Outcome::Http(pb::HttpResponse { status: 200, ..Default::default() })
+}
+
+fn completed(id: &str) -> Input {
+    Input::Completed { id: id.to_string(), outcome: ok_outcome() }
+}
+
+fn drain(session: &mut Session) -> Vec<Action> {
+    std::iter::from_fn(|| session.poll_action()).collect()
+}
+
+fn sent(actions: &[Action]) -> Vec<handler_message::Frame> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(HandlerMessage { frame: Some(frame) }) => Some(frame.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn results(actions: &[Action]) -> Vec<pb::Result> {
+    sent(actions)
+        .into_iter()
+        .filter_map(|f| match f {
+            handler_message::Frame::Result(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn exit(actions: &[Action]) -> Option<Result<(), SessionError>> {
+    actions.iter().find_map(|a| match a {
+        Action::Exit(result) => Some(result.clone()),
+        _ => None,
+    })
+}
+
+/// A session past the handshake, serving `tags` with `credit`.
+fn serving(tags: &[&str], credit: u32) -> Session {
+    let mut session = Session::new(SessionConfig::new(tags.iter().map(|t| spec(t)).collect(), credit), T0);
+    let declared: Vec<(String, String)> = tags.iter().map(|t| (format!("h-{t}"), t.to_string())).collect();
+    let declared: Vec<(&str, &str)> = declared.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    session.handle(T0, config_frame(&declared, Some((1, 0))));
+    session.handle(T0, ack(true));
+    drain(&mut session);
+    session
+}
+
+#[test]
+fn ready_follows_the_config_with_sorted_tags_credit_caps_and_version() {
+    let mut handlers = vec![spec("POST::/b"), spec("GET::/a")];
+    handlers[0].max_concurrent = Some(3);
+    let mut session = Session::new(SessionConfig::new(handlers, 16), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a"), ("b", "POST::/b")], Some((1, 0))));
+    let actions = drain(&mut session);
+    let report = actions.iter().find_map(|a| match a {
+        Action::Report(r) => Some(r.clone()),
+        _ => None,
+    });
+    assert!(report.unwrap().is_complete());
+    let ready = match &sent(&actions)[..] {
+        [handler_message::Frame::Ready(ready)] => ready.clone(),
+        other => panic!("expected Ready alone, got {other:?}"),
+    };
+    assert_eq!(ready.handler_tags, ["GET::/a", "POST::/b"]);
+    assert_eq!(ready.initial_credit, 16);
+    assert_eq!(ready.sdk_version, crate::version::SDK_VERSION);
+    assert_eq!(ready.limits, [pb::HandlerLimit { handler_tag: "POST::/b".into(), max_concurrent: 3 }]);
+    assert_eq!(ready.protocol_version, Some(ProtocolVersion { major: 1, minor: 0 }));
+}
+
+#[test]
+fn a_first_frame_other_than_config_is_an_error() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, ack(true));
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    let error = exit(&actions).unwrap().unwrap_err();
+    assert_eq!(error, SessionError::UnexpectedFirstFrame("ReadyAck"));
+    assert!(error.to_string().contains("must be RuntimeConfig"));
+    assert!(session.is_closed());
+}
+
+#[test]
+fn another_major_version_is_refused_without_ready() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((2, 0))));
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty(), "no Ready on a version mismatch");
+    let error = exit(&actions).unwrap().unwrap_err();
+    assert_eq!(error, SessionError::VersionMismatch { ours: (1, 0), theirs: (2, 0) });
+    let text = error.to_string();
+    assert!(text.contains("1.0") && text.contains("2.0"), "{text}");
+}
+
+#[test]
+fn a_later_minor_is_served() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 7))));
+    let actions = drain(&mut session);
+    assert!(matches!(&sent(&actions)[..], [handler_message::Frame::Ready(_)]));
+}
+
+#[test]
+fn a_runtime_without_a_version_is_served_and_noted() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], None));
+    let actions = drain(&mut session);
+    assert!(actions.contains(&Action::UnversionedRuntime));
+    assert!(matches!(&sent(&actions)[..], [handler_message::Frame::Ready(_)]));
+}
+
+#[test]
+fn a_refusal_names_both_lists() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("b", "GET::/b")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(
+        T0,
+        Input::Frame(RuntimeMessage {
+            frame: Some(runtime_message::Frame::ReadyAck(ReadyAck {
+                accepted: false,
+                unknown_tags: vec!["GET::/a".into()],
+                unhandled_tags: vec!["GET::/b".into()],
+                refused_reason: pb::ready_ack::RefusedReason::Tags as i32,
+            })),
+        }),
+    );
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("GET::/a") && text.contains("GET::/b"), "{text}");
+    assert!(text.contains("not declared by the blueprint"), "{text}");
+}
+
+#[test]
+fn the_report_lists_served_undeclared_and_unregistered() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a"), spec("GET::/x")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a"), ("b", "GET::/b")], Some((1, 0))));
+    let report = drain(&mut session)
+        .into_iter()
+        .find_map(|a| match a {
+            Action::Report(r) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(report.served, [("GET::/a".to_string(), "app::GET::/a".to_string())]);
+    assert_eq!(report.undeclared, [("GET::/x".to_string(), "app::GET::/x".to_string())]);
+    assert_eq!(report.unregistered, [("GET::/b".to_string(), "b".to_string())]);
+    assert!(!report.is_complete());
+}
+
+#[test]
+fn by_name_binding_takes_the_tag_from_the_config() {
+    let mut session = Session::new(SessionConfig::new(vec![named("getOrder")], 4), T0);
+    session.handle(T0, config_frame(&[("getOrder", "GET::/orders/{id}")], Some((1, 0))));
+    let actions = drain(&mut session);
+    match &sent(&actions)[..] {
+        [handler_message::Frame::Ready(ready)] => assert_eq!(ready.handler_tags, ["GET::/orders/{id}"]),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_unknown_name_lists_the_declared_ones() {
+    let mut session = Session::new(SessionConfig::new(vec![named("getOrdr")], 4), T0);
+    session.handle(T0, config_frame(&[("getOrder", "GET::/o"), ("listOrders", "GET::/l")], Some((1, 0))));
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("getOrdr") && text.contains("getOrder, listOrders"), "{text}");
+}
+
+#[test]
+fn a_tag_bound_twice_names_both_handlers() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/o"), named("getOrder")], 4), T0);
+    session.handle(T0, config_frame(&[("getOrder", "GET::/o")], Some((1, 0))));
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    assert!(matches!(error, SessionError::DuplicateTag { .. }), "{error}");
+}
+
+#[test]
+fn the_handshake_times_out() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    assert_eq!(session.next_timer(), Some(T0 + 30_000));
+    session.handle(T0 + 29_999, Input::Tick);
+    assert!(exit(&drain(&mut session)).is_none());
+    session.handle(T0 + 30_000, Input::Tick);
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    assert!(matches!(error, SessionError::HandshakeTimeout { expected: "RuntimeConfig", .. }));
+}
+
+#[test]
+fn each_dispatch_is_started_then_answered_once_with_a_grant() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert!(matches!(&actions[..], [Action::Start { handler: 0, .. }]));
+    session.handle(T0, completed("1"));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].id, "1");
+    assert_eq!(answered[0].credit_grant, 1);
+    // A second completion for the same id sends nothing.
+    session.handle(T0, completed("1"));
+    assert!(drain(&mut session).is_empty());
+    assert_eq!(session.in_flight(), 0);
+}
+
+#[test]
+fn an_unknown_tag_is_answered_with_its_credit() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/nope", 0));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].credit_grant, 1);
+    match &answered[0].outcome {
+        Some(Outcome::Error(e)) => {
+            assert_eq!(e.r#type, error_type::UNKNOWN_TAG);
+            assert!(e.message.contains("GET::/nope"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_dispatch_beyond_the_window_is_answered_without_running() {
+    let mut session = serving(&["GET::/a"], 1);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, dispatch("2", "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert_eq!(actions.iter().filter(|a| matches!(a, Action::Start { .. })).count(), 1);
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].id, "2");
+    assert_eq!(answered[0].credit_grant, 1);
+}
+
+#[test]
+fn a_cap_is_enforced_locally() {
+    let mut handlers = vec![spec("GET::/a")];
+    handlers[0].max_concurrent = Some(1);
+    let mut session = Session::new(SessionConfig::new(handlers, 8), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    session.handle(T0, ack(true));
+    drain(&mut session);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, dispatch("2", "GET::/a", 0));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered.len(), 1);
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::OVER_CAPACITY));
+}
+
+#[test]
+fn a_duplicate_id_in_flight_is_not_run_and_its_place_is_returned() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert!(sent(&actions).contains(&handler_message::Frame::Credit(CreditGrant { additional: 1 })));
+}
+
+#[test]
+fn the_deadline_cancels_then_abandons_and_answers() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", T0 + 100));
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 100));
+    session.handle(T0 + 100, Input::Tick);
+    assert_eq!(drain(&mut session), [Action::Cancel { id: "1".into(), reason: CancelReason::DeadlineExceeded }]);
+    session.handle(T0 + 100 + 999, Input::Tick);
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + 100 + 1000, Input::Tick);
+    let actions = drain(&mut session);
+    assert!(actions.contains(&Action::Abandon { id: "1".into() }));
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].credit_grant, 1);
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::DEADLINE_EXCEEDED));
+    // The handler finishing late sends nothing.
+    session.handle(T0 + 2000, completed("1"));
+    assert!(drain(&mut session).is_empty());
+}
+
+#[test]
+fn a_handler_finishing_within_the_grace_is_answered_by_its_outcome() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", T0 + 100));
+    session.handle(T0 + 100, Input::Tick);
+    drain(&mut session);
+    session.handle(T0 + 150, completed("1"));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].outcome, Some(ok_outcome()));
+    assert_eq!(session.next_timer(), None);
+}
+
+#[test]
+fn cancel_fires_then_abandons_after_the_grace() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0 + 10, cancel("1", pb::cancel::Reason::CallerGone));
+    assert_eq!(drain(&mut session), [Action::Cancel { id: "1".into(), reason: CancelReason::CallerGone }]);
+    session.handle(T0 + 1010, Input::Tick);
+    let answered = results(&drain(&mut session));
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::CANCELLED));
+}
+
+#[test]
+fn cancel_for_an_unknown_id_is_ignored_quietly() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, cancel("nope", pb::cancel::Reason::DeadlineExceeded));
+    assert!(drain(&mut session).is_empty());
+}
+
+#[test]
+fn drain_finishes_what_is_held_then_closes() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(
+        T0,
+        Input::Frame(RuntimeMessage {
+            frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
+        }),
+    );
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + 10, dispatch("2", "GET::/a", 0));
+    let refused = results(&drain(&mut session));
+    assert!(matches!(&refused[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::NOT_ACCEPTING));
+    session.handle(T0 + 20, completed("1"));
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 1);
+    assert!(actions.contains(&Action::Close));
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn drain_deadline_answers_for_what_is_left() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(
+        T0,
+        Input::Frame(RuntimeMessage {
+            frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
+        }),
+    );
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 5000));
+    session.handle(T0 + 5000, Input::Tick);
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 1);
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn shutdown_sends_draining_and_a_second_stops_at_once() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::Shutdown);
+    let actions = drain(&mut session);
+    assert_eq!(sent(&actions), [handler_message::Frame::Draining(Draining { deadline_unix_ms: T0 + 10_000 })]);
+    // Work that crossed with Draining is still run.
+    session.handle(T0 + 1, dispatch("2", "GET::/a", 0));
+    assert!(matches!(&drain(&mut session)[..], [Action::Start { .. }]));
+    session.handle(T0 + 2, Input::Shutdown);
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 2);
+    assert_eq!(exit(&actions), Some(Err(SessionError::Interrupted)));
+}
+
+#[test]
+fn a_stream_that_ends_without_drain_is_fatal_and_sends_nothing() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::StreamEnded { error: None });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert!(actions.contains(&Action::Abandon { id: "1".into() }));
+    assert_eq!(exit(&actions), Some(Err(SessionError::StreamEnded { in_flight: 1, error: None })));
+    session.handle(T0, completed("1"));
+    assert!(drain(&mut session).is_empty(), "nothing after the stream closes");
+}
+
+#[test]
+fn withhold_and_resume() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, Input::Withhold);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, completed("1"));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered[0].credit_grant, 0);
+    session.handle(T0, Input::Resume);
+    assert_eq!(sent(&drain(&mut session)), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+}
+
+#[test]
+fn resize_grows_with_a_grant_and_shrinks_on_results() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, Input::Resize(5));
+    assert_eq!(sent(&drain(&mut session)), [handler_message::Frame::Credit(CreditGrant { additional: 3 })]);
+    session.handle(T0, Input::Resize(4));
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, completed("1"));
+    let frames = sent(&drain(&mut session));
+    assert!(matches!(&frames[0], handler_message::Frame::Result(r) if r.credit_grant == 0));
+    assert_eq!(frames[1], handler_message::Frame::Credit(CreditGrant { additional: 0 }));
+    assert_eq!(session.credit().window(), 4);
+}
+
+#[test]
+fn a_dispatch_before_the_ack_is_still_answered() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    let answered = results(&drain(&mut session));
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].credit_grant, 1);
+}
+
+#[test]
+fn nothing_is_sent_for_ids_never_dispatched() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, completed("ghost"));
+    assert!(drain(&mut session).is_empty());
+}

@@ -1,0 +1,257 @@
+//! Settings read from the environment the runtime starts the handler with.
+//!
+//! | variable | meaning | default |
+//! | --- | --- | --- |
+//! | `CELERITY_RUNTIME_SOCKET` | Unix socket the runtime serves | `/var/run/celerity/runtime.sock` |
+//! | `CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED` | `true`: connect over loopback TCP instead | off |
+//! | `CELERITY_RUNTIME_SOCKET_FALLBACK_PORT` | the TCP port on 127.0.0.1 (not 0) | `8592` |
+//! | `CELERITY_HANDLER_CONCURRENCY` | worker pool size, declared as the initial credit | [`DEFAULT_CONCURRENCY`] |
+//! | `CELERITY_CONNECT_TIMEOUT_MS` | how long to retry while the socket is missing or refuses | `30000` |
+//! | `CELERITY_MAX_MESSAGE_BYTES` | largest frame accepted or sent | 64 MiB |
+//! | `CELERITY_CANCEL_GRACE_MS` | how long a cancelled handler may run on before it is abandoned | `1000` |
+//! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM | `10000` |
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the runtime serves when `CELERITY_RUNTIME_SOCKET` is not set.
+pub const DEFAULT_SOCKET: &str = "/var/run/celerity/runtime.sock";
+/// The loopback TCP port used when the fallback is enabled and no port is set.
+pub const DEFAULT_FALLBACK_PORT: u16 = 8592;
+/// The worker pool size, and so the initial credit, when
+/// `CELERITY_HANDLER_CONCURRENCY` is not set.
+pub const DEFAULT_CONCURRENCY: u32 = 64;
+/// The largest frame accepted or sent when `CELERITY_MAX_MESSAGE_BYTES` is not set.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Where to connect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A Unix domain socket.
+    Unix(PathBuf),
+    /// Loopback TCP.
+    Tcp(SocketAddr),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Unix(path) => write!(f, "unix:{}", path.display()),
+            Target::Tcp(addr) => write!(f, "tcp:{addr}"),
+        }
+    }
+}
+
+/// Everything the SDK reads from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Where the runtime serves.
+    pub target: Target,
+    /// How long to keep retrying while the socket is missing or refuses.
+    pub connect_timeout: Duration,
+    /// The worker pool size, declared as the initial credit.
+    pub concurrency: u32,
+    /// The largest frame accepted or sent.
+    pub max_message_bytes: usize,
+    /// How long a cancelled handler may run on before it is abandoned.
+    pub cancel_grace: Duration,
+    /// The deadline put on `Draining` after SIGTERM.
+    pub shutdown_grace: Duration,
+}
+
+/// A setting in the environment that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    /// The variable.
+    pub variable: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={:?}: {}", self.variable, self.value, self.problem)
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl Settings {
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Result<Self, SettingsError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the settings through `lookup`, which maps a variable name to its
+    /// value. Lets tests supply an environment without touching the process's.
+    ///
+    /// ```
+    /// use celerity::settings::{Settings, Target};
+    ///
+    /// let settings = Settings::from_lookup(|name| match name {
+    ///     "CELERITY_RUNTIME_SOCKET" => Some("/tmp/runtime.sock".to_string()),
+    ///     _ => None,
+    /// })
+    /// .unwrap();
+    /// assert_eq!(settings.target, Target::Unix("/tmp/runtime.sock".into()));
+    /// ```
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, SettingsError> {
+        let fallback = match lookup("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED") {
+            None => false,
+            Some(value) => parse_bool("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", &value)?,
+        };
+        let target = if fallback {
+            let port = match lookup("CELERITY_RUNTIME_SOCKET_FALLBACK_PORT") {
+                None => DEFAULT_FALLBACK_PORT,
+                Some(value) => parse_port(&value)?,
+            };
+            Target::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+        } else {
+            let path = lookup("CELERITY_RUNTIME_SOCKET")
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| DEFAULT_SOCKET.to_string());
+            Target::Unix(PathBuf::from(path))
+        };
+        Ok(Settings {
+            target,
+            connect_timeout: Duration::from_millis(parse_number(&lookup, "CELERITY_CONNECT_TIMEOUT_MS", 30_000, 0)?),
+            concurrency: parse_number(&lookup, "CELERITY_HANDLER_CONCURRENCY", DEFAULT_CONCURRENCY as u64, 1)?
+                .min(u64::from(u32::MAX)) as u32,
+            max_message_bytes: parse_number(
+                &lookup,
+                "CELERITY_MAX_MESSAGE_BYTES",
+                DEFAULT_MAX_MESSAGE_BYTES as u64,
+                1024,
+            )?
+            .min(usize::MAX as u64) as usize,
+            cancel_grace: Duration::from_millis(parse_number(&lookup, "CELERITY_CANCEL_GRACE_MS", 1_000, 0)?),
+            shutdown_grace: Duration::from_millis(parse_number(&lookup, "CELERITY_SHUTDOWN_GRACE_MS", 10_000, 0)?),
+        })
+    }
+}
+
+fn parse_bool(variable: &'static str, value: &str) -> Result<bool, SettingsError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" | "" => Ok(false),
+        _ => Err(SettingsError { variable, value: value.to_string(), problem: "expected true or false".to_string() }),
+    }
+}
+
+fn parse_port(value: &str) -> Result<u16, SettingsError> {
+    let variable = "CELERITY_RUNTIME_SOCKET_FALLBACK_PORT";
+    let port: u16 = value.trim().parse().map_err(|_| SettingsError {
+        variable,
+        value: value.to_string(),
+        problem: "expected a TCP port number from 1 to 65535".to_string(),
+    })?;
+    if port == 0 {
+        return Err(SettingsError {
+            variable,
+            value: value.to_string(),
+            problem: "port 0 asks the operating system for any free port, which the runtime cannot be listening on; \
+                      set the port the runtime serves its TCP fallback on"
+                .to_string(),
+        });
+    }
+    Ok(port)
+}
+
+fn parse_number(
+    lookup: &impl Fn(&str) -> Option<String>,
+    variable: &'static str,
+    default: u64,
+    min: u64,
+) -> Result<u64, SettingsError> {
+    let Some(value) = lookup(variable) else {
+        return Ok(default);
+    };
+    match value.trim().parse::<u64>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(SettingsError { variable, value, problem: format!("expected a whole number of at least {min}") }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Settings::from_lookup(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn defaults() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.target, Target::Unix(DEFAULT_SOCKET.into()));
+        assert_eq!(s.concurrency, DEFAULT_CONCURRENCY);
+        assert_eq!(s.connect_timeout, Duration::from_secs(30));
+        assert_eq!(s.max_message_bytes, 64 * 1024 * 1024);
+    }
+
+    #[test]
+    fn socket_path_from_env() {
+        let s = settings(&[("CELERITY_RUNTIME_SOCKET", "/tmp/x.sock")]).unwrap();
+        assert_eq!(s.target, Target::Unix("/tmp/x.sock".into()));
+    }
+
+    #[test]
+    fn fallback_uses_loopback_and_the_default_port() {
+        let s = settings(&[("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "true")]).unwrap();
+        assert_eq!(s.target, Target::Tcp("127.0.0.1:8592".parse().unwrap()));
+        let s = settings(&[
+            ("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "true"),
+            ("CELERITY_RUNTIME_SOCKET_FALLBACK_PORT", "9000"),
+        ])
+        .unwrap();
+        assert_eq!(s.target, Target::Tcp("127.0.0.1:9000".parse().unwrap()));
+    }
+
+    #[test]
+    fn port_zero_is_refused_with_the_reason() {
+        let err = settings(&[
+            ("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "true"),
+            ("CELERITY_RUNTIME_SOCKET_FALLBACK_PORT", "0"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.variable, "CELERITY_RUNTIME_SOCKET_FALLBACK_PORT");
+        assert!(err.to_string().contains("port 0"), "{err}");
+    }
+
+    #[test]
+    fn port_that_does_not_parse_is_refused() {
+        for bad in ["abc", "70000", "-1", ""] {
+            let err = settings(&[
+                ("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "true"),
+                ("CELERITY_RUNTIME_SOCKET_FALLBACK_PORT", bad),
+            ])
+            .unwrap_err();
+            assert!(err.problem.contains("1 to 65535"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn port_is_ignored_without_the_fallback() {
+        let s = settings(&[("CELERITY_RUNTIME_SOCKET_FALLBACK_PORT", "0")]).unwrap();
+        assert!(matches!(s.target, Target::Unix(_)));
+    }
+
+    #[test]
+    fn concurrency_must_be_positive() {
+        assert_eq!(settings(&[("CELERITY_HANDLER_CONCURRENCY", "8")]).unwrap().concurrency, 8);
+        assert!(settings(&[("CELERITY_HANDLER_CONCURRENCY", "0")]).is_err());
+        assert!(settings(&[("CELERITY_HANDLER_CONCURRENCY", "many")]).is_err());
+    }
+
+    #[test]
+    fn fallback_flag_must_be_a_boolean() {
+        assert!(settings(&[("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "perhaps")]).is_err());
+        let s = settings(&[("CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED", "false")]).unwrap();
+        assert!(matches!(s.target, Target::Unix(_)));
+    }
+}

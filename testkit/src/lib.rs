@@ -1,0 +1,70 @@
+//! The runtime side of the Celerity handler IPC protocol, for integration
+//! tests of handler executables.
+//!
+//! A handler executable is a gRPC *client* of the Celerity runtime. This kit
+//! plays the runtime: a [`TestRuntime`] serves `HandlerRuntimeService` on a
+//! real Unix socket (or loopback TCP), performs the handshake exactly as the
+//! specification says the runtime does (`RuntimeConfig`, `Ready` within the
+//! Ready timeout, version and tag negotiation, `ReadyAck`), and hands each
+//! accepted stream to the test as a [`Connection`] that dispatches events,
+//! collects results and other frames, keeps the credit account and records
+//! protocol violations.
+//!
+//! - [`event`] builds `Dispatch` frames for every kind of source.
+//! - [`process`] runs the handler executable under test and captures its
+//!   output.
+//! - [`negotiate`] is the runtime's verdict on a `Ready`, usable on its own.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use celerity_testkit::{HandlerProcess, TestRuntime, event};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = TestRuntime::builder()
+//!     .handler("getOrder", "GET::/orders/{id}")
+//!     .bind()
+//!     .await?;
+//! let mut handler = HandlerProcess::spawn_for(&rt, "target/debug/my-handler")?;
+//! let conn = rt.accept().await?.accepted()?;
+//! let result = conn
+//!     .call(event::http("GET", "/orders/7").route("/orders/{id}").path_param("id", "7"))
+//!     .await?;
+//! assert!(result.outcome.is_some());
+//! conn.assert_no_violations();
+//! conn.drain_in(Duration::from_secs(5))?;
+//! let status = handler.wait_timeout(Duration::from_secs(10)).await;
+//! assert!(status.is_some_and(|s| s.success()), "{}", handler.output_text());
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+mod connection;
+mod credit;
+mod error;
+pub mod event;
+mod frame;
+mod handshake;
+mod ids;
+mod ledger;
+mod listen;
+pub mod negotiate;
+pub mod process;
+mod runtime;
+mod service;
+mod settings;
+mod violation;
+
+pub use celerity_proto as proto;
+pub use connection::{Connection, DEFAULT_WAIT_TIMEOUT};
+pub use credit::CreditState;
+pub use error::{DispatchRefusal, Error, StreamEnd};
+pub use handshake::Handshake;
+pub use listen::{ENV_FALLBACK_ENABLED, ENV_FALLBACK_PORT, ENV_SOCKET, ListenAddress};
+pub use process::{HandlerCommand, HandlerProcess};
+pub use runtime::{
+    DEFAULT_ACCEPT_TIMEOUT, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_READY_TIMEOUT, DEFAULT_SOCKET_NAME, PROTOCOL_VERSION,
+    TestRuntime, TestRuntimeBuilder,
+};
+pub use violation::Violation;

@@ -1,0 +1,80 @@
+//! Where the test runtime listens, and binding it the way the runtime does.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use tokio::net::{TcpListener, UnixListener};
+
+use crate::error::Error;
+
+/// Environment variable naming the Unix socket the handler connects to.
+pub const ENV_SOCKET: &str = "CELERITY_RUNTIME_SOCKET";
+/// Environment variable enabling the loopback TCP fallback.
+pub const ENV_FALLBACK_ENABLED: &str = "CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED";
+/// Environment variable giving the loopback TCP fallback port.
+pub const ENV_FALLBACK_PORT: &str = "CELERITY_RUNTIME_SOCKET_FALLBACK_PORT";
+
+/// The address a test runtime serves on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddress {
+    /// A Unix domain socket.
+    Unix(PathBuf),
+    /// Loopback TCP.
+    Tcp(SocketAddr),
+}
+
+impl ListenAddress {
+    /// The environment a handler process needs to connect here:
+    /// `CELERITY_RUNTIME_SOCKET` for a Unix socket; for TCP,
+    /// `CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED=true` and
+    /// `CELERITY_RUNTIME_SOCKET_FALLBACK_PORT`.
+    pub fn env(&self) -> Vec<(String, String)> {
+        match self {
+            ListenAddress::Unix(path) => {
+                vec![(ENV_SOCKET.to_owned(), path.display().to_string())]
+            }
+            ListenAddress::Tcp(addr) => vec![
+                (ENV_FALLBACK_ENABLED.to_owned(), "true".to_owned()),
+                (ENV_FALLBACK_PORT.to_owned(), addr.port().to_string()),
+            ],
+        }
+    }
+}
+
+impl fmt::Display for ListenAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenAddress::Unix(path) => write!(f, "unix:{}", path.display()),
+            ListenAddress::Tcp(addr) => write!(f, "tcp:{addr}"),
+        }
+    }
+}
+
+/// Binds a Unix socket as the runtime does: creates a missing parent
+/// directory (0700), removes a stale socket file but refuses one that another
+/// process still serves, and restricts the socket to its owner (0600).
+pub(crate) fn bind_unix(path: &Path) -> Result<UnixListener, Error> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.exists()
+    {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+    }
+    if std::fs::symlink_metadata(path).is_ok() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(Error::AlreadyServing(path.to_owned()));
+        }
+        std::fs::remove_file(path)?;
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Binds loopback TCP on `port` (0 picks a free port; unlike the real
+/// runtime, which refuses 0, since the test knows the bound port).
+pub(crate) async fn bind_tcp(port: u16) -> io::Result<TcpListener> {
+    TcpListener::bind(("127.0.0.1", port)).await
+}

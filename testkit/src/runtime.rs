@@ -1,0 +1,323 @@
+//! The test runtime: serves `HandlerRuntimeService` and hands each handler
+//! stream to the test after its handshake.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use celerity_proto::v1::handler_runtime_service_server::HandlerRuntimeServiceServer;
+use celerity_proto::v1::{HandlerConfig, ProtocolVersion, Ready, ReadyAck, RuntimeConfig, RuntimeMessage};
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::transport::Server;
+
+use crate::connection::{Connection, DEFAULT_WAIT_TIMEOUT};
+use crate::error::Error;
+use crate::handshake::Handshake;
+use crate::listen::{self, ListenAddress};
+use crate::service::RuntimeService;
+use crate::settings::{AckOverride, Settings};
+
+/// How long a handler has from connecting to send Ready (specification,
+/// "Declaring The Handler").
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long [`TestRuntime::accept`] waits by default for a handler to
+/// connect and finish its handshake.
+pub const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A handler's timeout when the blueprint sets none.
+pub const DEFAULT_HANDLER_TIMEOUT_MS: i64 = 60_000;
+
+/// The file name of the default socket inside its fresh temporary directory.
+pub const DEFAULT_SOCKET_NAME: &str = "runtime.sock";
+
+/// The protocol version a test runtime serves unless told otherwise.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion { major: 1, minor: 0 };
+
+enum Listen {
+    TempUnix,
+    Unix(PathBuf),
+    Tcp(u16),
+}
+
+/// Builds a [`TestRuntime`]. Start with [`TestRuntime::builder`].
+pub struct TestRuntimeBuilder {
+    listen: Listen,
+    config: RuntimeConfig,
+    first_frame: Option<RuntimeMessage>,
+    ready_timeout: Duration,
+    accept_timeout: Duration,
+    wait_timeout: Duration,
+    ack_override: Option<AckOverride>,
+}
+
+impl Default for TestRuntimeBuilder {
+    fn default() -> Self {
+        TestRuntimeBuilder {
+            listen: Listen::TempUnix,
+            config: RuntimeConfig { protocol_version: Some(PROTOCOL_VERSION), ..Default::default() },
+            first_frame: None,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+            accept_timeout: DEFAULT_ACCEPT_TIMEOUT,
+            wait_timeout: DEFAULT_WAIT_TIMEOUT,
+            ack_override: None,
+        }
+    }
+}
+
+impl TestRuntimeBuilder {
+    /// Listens on this Unix socket path (parent created if needed). The
+    /// default is `runtime.sock` in a fresh temporary directory.
+    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.listen = Listen::Unix(path.into());
+        self
+    }
+
+    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port (see
+    /// [`TestRuntime::tcp_addr`]).
+    pub fn tcp(mut self, port: u16) -> Self {
+        self.listen = Listen::Tcp(port);
+        self
+    }
+
+    /// Declares a blueprint handler with the default timeout (60 s), tracing
+    /// off and no published name.
+    pub fn handler(self, handler_name: impl Into<String>, handler_tag: impl Into<String>) -> Self {
+        self.handler_config(HandlerConfig {
+            handler_name: handler_name.into(),
+            handler_tag: handler_tag.into(),
+            timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
+            tracing_enabled: false,
+            published_name: String::new(),
+        })
+    }
+
+    /// Declares a blueprint handler with every field given.
+    pub fn handler_config(mut self, handler: HandlerConfig) -> Self {
+        self.config.handlers.push(handler);
+        self
+    }
+
+    /// Sets `RuntimeConfig.tracing_enabled`.
+    pub fn tracing(mut self, enabled: bool) -> Self {
+        self.config.tracing_enabled = enabled;
+        self
+    }
+
+    /// Sets `RuntimeConfig.metrics_enabled`.
+    pub fn metrics(mut self, enabled: bool) -> Self {
+        self.config.metrics_enabled = enabled;
+        self
+    }
+
+    /// Serves (and sends in the config) this protocol version; default 1.0.
+    pub fn protocol_version(mut self, major: u32, minor: u32) -> Self {
+        self.config.protocol_version = Some(ProtocolVersion { major, minor });
+        self
+    }
+
+    /// Behaves as a runtime older than protocol 1.0: sends no
+    /// `protocol_version`, ignores the handler's, and never sets
+    /// `refused_reason`.
+    pub fn no_protocol_version(mut self) -> Self {
+        self.config.protocol_version = None;
+        self
+    }
+
+    /// Replaces the whole `RuntimeConfig` (its `protocol_version` decides the
+    /// version served, as with [`protocol_version`](Self::protocol_version)).
+    pub fn runtime_config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sends `frame` as the first frame instead of the `RuntimeConfig` (to
+    /// test a handler's refusal of a wrong first frame). The handshake then
+    /// proceeds as usual if the handler answers with Ready anyway.
+    pub fn first_frame(mut self, frame: RuntimeMessage) -> Self {
+        self.first_frame = Some(frame);
+        self
+    }
+
+    /// How long a handler has from connecting to send Ready; default 30 s.
+    pub fn ready_timeout(mut self, timeout: Duration) -> Self {
+        self.ready_timeout = timeout;
+        self
+    }
+
+    /// How long [`TestRuntime::accept`] waits; default 60 s.
+    pub fn accept_timeout(mut self, timeout: Duration) -> Self {
+        self.accept_timeout = timeout;
+        self
+    }
+
+    /// Default timeout of every connection's wait methods; default 10 s.
+    pub fn wait_timeout(mut self, timeout: Duration) -> Self {
+        self.wait_timeout = timeout;
+        self
+    }
+
+    /// Replaces the `ReadyAck` the runtime computes: `f` gets the handler's
+    /// Ready and the computed ack and returns the ack to send (for tests of a
+    /// handler's handling of a refusal it would not otherwise get). The
+    /// stream is attached when the returned ack is accepted.
+    pub fn ack_with(mut self, f: impl Fn(&Ready, ReadyAck) -> ReadyAck + Send + Sync + 'static) -> Self {
+        self.ack_override = Some(Arc::new(f));
+        self
+    }
+
+    /// Binds the listener and starts serving in a background task.
+    pub async fn bind(self) -> Result<TestRuntime, Error> {
+        let settings = Arc::new(Settings {
+            config: self.config,
+            first_frame: self.first_frame,
+            ready_timeout: self.ready_timeout,
+            wait_timeout: self.wait_timeout,
+            ack_override: self.ack_override,
+        });
+        let (handshakes, queue) = mpsc::unbounded_channel();
+        let service = HandlerRuntimeServiceServer::new(RuntimeService { settings: Arc::clone(&settings), handshakes });
+
+        let mut temp_dir = None;
+        let (address, server) = match self.listen {
+            Listen::TempUnix | Listen::Unix(_) => {
+                let path = match self.listen {
+                    Listen::Unix(path) => path,
+                    _ => {
+                        let dir = tempfile::Builder::new().prefix("celerity-testkit-").tempdir()?;
+                        let path = dir.path().join(DEFAULT_SOCKET_NAME);
+                        temp_dir = Some(dir);
+                        path
+                    }
+                };
+                let listener = listen::bind_unix(&path)?;
+                let incoming = UnixListenerStream::new(listener);
+                let server = tokio::spawn(Server::builder().serve_with_incoming(service, incoming));
+                (ListenAddress::Unix(path), server)
+            }
+            Listen::Tcp(port) => {
+                let listener = listen::bind_tcp(port).await?;
+                let addr = listener.local_addr()?;
+                let incoming = TcpListenerStream::new(listener);
+                let server = tokio::spawn(Server::builder().serve_with_incoming(service, incoming));
+                (ListenAddress::Tcp(addr), server)
+            }
+        };
+
+        Ok(TestRuntime {
+            address,
+            settings,
+            queue: Mutex::new(queue),
+            server,
+            accept_timeout: self.accept_timeout,
+            _temp_dir: temp_dir,
+        })
+    }
+}
+
+/// The runtime side of the handler IPC protocol, for integration tests.
+///
+/// It serves `HandlerRuntimeService` on a Unix socket (or loopback TCP). Each
+/// handler stream that opens gets the runtime's handshake at once: the
+/// `RuntimeConfig` (or the configured first frame), a wait for `Ready` within
+/// the Ready timeout, its validation (version, then tags) and a `ReadyAck`.
+/// [`accept`](Self::accept) hands out the outcomes in order.
+///
+/// Dropping it stops accepting new streams and removes the socket; streams
+/// already open live on with their [`Connection`]s.
+pub struct TestRuntime {
+    address: ListenAddress,
+    settings: Arc<Settings>,
+    queue: Mutex<mpsc::UnboundedReceiver<Result<Handshake, Error>>>,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    accept_timeout: Duration,
+    _temp_dir: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for TestRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestRuntime")
+            .field("address", &self.address)
+            .field("config", &self.settings.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TestRuntime {
+    fn drop(&mut self) {
+        self.server.abort();
+        if let ListenAddress::Unix(path) = &self.address {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl TestRuntime {
+    /// A builder with the defaults: a fresh temporary Unix socket, protocol
+    /// 1.0, no handlers, tracing and metrics off, Ready timeout 30 s.
+    pub fn builder() -> TestRuntimeBuilder {
+        TestRuntimeBuilder::default()
+    }
+
+    /// Where it listens.
+    pub fn address(&self) -> &ListenAddress {
+        &self.address
+    }
+
+    /// The Unix socket path, when listening on one.
+    pub fn socket_path(&self) -> Option<&Path> {
+        match &self.address {
+            ListenAddress::Unix(path) => Some(path),
+            ListenAddress::Tcp(_) => None,
+        }
+    }
+
+    /// The bound TCP address, when listening on loopback TCP.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match &self.address {
+            ListenAddress::Tcp(addr) => Some(*addr),
+            ListenAddress::Unix(_) => None,
+        }
+    }
+
+    /// The environment a handler process needs to connect here (see
+    /// [`ListenAddress::env`]).
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.address.env()
+    }
+
+    /// The `RuntimeConfig` sent to every handler.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.settings.config
+    }
+
+    /// Waits (default accept timeout) for the next handler stream to finish
+    /// its handshake. Errors say what went wrong when the handler sent
+    /// something other than Ready first, closed, or sent nothing in time.
+    pub async fn accept(&self) -> Result<Handshake, Error> {
+        self.accept_timeout(self.accept_timeout).await
+    }
+
+    /// [`accept`](Self::accept), waiting at most `timeout`.
+    pub async fn accept_timeout(&self, timeout: Duration) -> Result<Handshake, Error> {
+        let mut queue = self.queue.lock().await;
+        match tokio::time::timeout(timeout, queue.recv()).await {
+            Err(_) => Err(Error::Timeout {
+                waiting_for: "a handler to connect and complete its handshake".to_owned(),
+                after: timeout,
+                state: format!("listening on {}", self.address),
+            }),
+            Ok(None) => Err(Error::RuntimeStopped),
+            Ok(Some(outcome)) => outcome,
+        }
+    }
+
+    /// Accepts the next handshake and returns its connection, or
+    /// [`Error::Refused`].
+    pub async fn accept_connection(&self) -> Result<Connection, Error> {
+        self.accept().await?.accepted()
+    }
+}
