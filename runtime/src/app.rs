@@ -134,6 +134,10 @@ impl App {
             None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
         };
         let registrations = self.registrations();
+        if crate::manifest::requested() {
+            println!("{}", crate::manifest::render(&registrations));
+            return Ok(());
+        }
         registry::check_duplicates(&registrations).map_err(|e| Error::typed("DuplicateHandler", e))?;
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)

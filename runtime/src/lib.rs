@@ -29,13 +29,23 @@ mod driver;
 mod error;
 mod handle;
 mod handler;
-pub mod http;
 mod logging;
+mod manifest;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub mod consumer;
+pub mod custom;
+pub mod http;
 pub mod registry;
+pub mod schedule;
 pub mod session;
 pub mod settings;
 pub mod transport;
 pub mod version;
+pub mod websocket;
 
 pub use app::{App, app, run_main};
 pub use context::{CancelReason, Context, State};

@@ -1,0 +1,1 @@
+//! Items the attribute macros' generated code uses. Not a public API.

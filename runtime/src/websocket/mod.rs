@@ -1,0 +1,1 @@
+//! WebSocket events and the WebSocket side channel.
