@@ -298,7 +298,7 @@ impl Connection {
     /// timeout.
     async fn wait<T>(
         &self,
-        waiting_for: &dyn Fn() -> String,
+        waiting_for: &(dyn Fn() -> String + Sync),
         timeout: Duration,
         mut check: impl FnMut(&mut Ledger) -> Option<Result<T, Error>>,
     ) -> Result<T, Error> {
