@@ -6,13 +6,17 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::StateMap;
+use crate::custom::CustomHandler;
 use crate::driver::{self, Command};
 use crate::error::Error;
 use crate::handle::AppHandle;
 use crate::handler::HttpHandler;
 use crate::registry::{self, HandlerKey, Registration};
+use crate::schedule::ScheduleHandler;
 use crate::settings::Settings;
+use crate::websocket::WebSocketHandler;
 
 /// A handler application: the handlers to serve, the state they share, and
 /// how to reach the runtime.
@@ -96,6 +100,161 @@ impl App {
         H: HttpHandler<Args>,
     {
         let registration = Registration::http(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a WebSocket handler for a tag such as `event::$default`,
+    /// `event::$connect` or `action::sendMessage`. See [`crate::websocket`].
+    ///
+    /// ```
+    /// use celerity::websocket::Message;
+    /// async fn on_message(message: Message) -> celerity::Result<()> {
+    ///     println!("{:?}", message.text());
+    ///     Ok(())
+    /// }
+    /// let app = celerity::App::new().websocket("event::$default", on_message);
+    /// assert_eq!(app.registrations().last().unwrap().kind(), celerity::HandlerKind::WebSocket);
+    /// ```
+    #[track_caller]
+    pub fn websocket<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: WebSocketHandler<Args>,
+    {
+        let registration = Registration::websocket(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a WebSocket handler bound by the blueprint handler name (or
+    /// published name) `name`; its tag comes from the runtime at the handshake.
+    #[track_caller]
+    pub fn websocket_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: WebSocketHandler<Args>,
+    {
+        let registration = Registration::websocket(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a consumer handler for a tag such as
+    /// `source::orders-queue::processOrders` that runs for each record of a
+    /// batch, in order, one at a time; the SDK names the records that fail.
+    /// See [the `consumer` module](mod@crate::consumer).
+    ///
+    /// ```
+    /// use celerity::consumer::Record;
+    /// #[derive(serde::Deserialize)]
+    /// struct OrderPlaced { id: u64 }
+    /// async fn process(order: Record<OrderPlaced>) -> celerity::Result<()> {
+    ///     println!("order {}", order.id);
+    ///     Ok(())
+    /// }
+    /// let app = celerity::App::new().consumer("source::orders-queue::processOrders", process);
+    /// # drop(app);
+    /// ```
+    #[track_caller]
+    pub fn consumer<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        let registration = Registration::consumer(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a per-record consumer handler bound by the blueprint handler name
+    /// (or published name) `name`.
+    #[track_caller]
+    pub fn consumer_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        let registration = Registration::consumer(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a per-record consumer handler for a tag that runs up to
+    /// `concurrency` records of a batch at once.
+    #[track_caller]
+    pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        let registration = Registration::consumer_concurrent(HandlerKey::Tag(tag.to_string()), concurrency, handler);
+        self.register(registration)
+    }
+
+    /// Adds a consumer handler for a tag that takes the whole
+    /// [`crate::consumer::Batch`] and answers with a
+    /// [`crate::consumer::BatchOutcome`].
+    ///
+    /// ```
+    /// use celerity::consumer::{Batch, BatchOutcome};
+    /// async fn process(batch: Batch) -> BatchOutcome {
+    ///     batch.outcome()
+    /// }
+    /// let app = celerity::App::new().consumer_batch("source::orders-queue::processOrders", process);
+    /// # drop(app);
+    /// ```
+    #[track_caller]
+    pub fn consumer_batch<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ConsumerBatchHandler<Args>,
+    {
+        let registration = Registration::consumer_batch(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a whole-batch consumer handler bound by the blueprint handler
+    /// name (or published name) `name`.
+    #[track_caller]
+    pub fn consumer_batch_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: ConsumerBatchHandler<Args>,
+    {
+        let registration = Registration::consumer_batch(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a schedule handler for a tag such as `source::nightly::cleanup`.
+    /// See [`crate::schedule`].
+    #[track_caller]
+    pub fn schedule<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ScheduleHandler<Args>,
+    {
+        let registration = Registration::schedule(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a schedule handler bound by the blueprint handler name (or
+    /// published name) `name`.
+    #[track_caller]
+    pub fn schedule_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: ScheduleHandler<Args>,
+    {
+        let registration = Registration::schedule(HandlerKey::Name(name.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a custom handler for a tag such as `custom::resizeImage`. See
+    /// [`crate::custom`].
+    #[track_caller]
+    pub fn custom<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: CustomHandler<Args>,
+    {
+        let registration = Registration::custom(HandlerKey::Tag(tag.to_string()), handler);
+        self.register(registration)
+    }
+
+    /// Adds a custom handler bound by the blueprint handler name (or
+    /// published name) `name`.
+    #[track_caller]
+    pub fn custom_named<H, Args>(self, name: &str, handler: H) -> Self
+    where
+        H: CustomHandler<Args>,
+    {
+        let registration = Registration::custom(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
     }
 

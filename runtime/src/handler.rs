@@ -50,7 +50,47 @@ pub(crate) fn wrong_source(kind: HandlerKind, source: &Option<Source>, cx: &Cont
     })
 }
 
-fn ready(outcome: Outcome) -> HandlerFuture {
+/// The `HandlerError.type` answering an outcome whose shape the event's
+/// source cannot use.
+pub(crate) const WRONG_OUTCOME: &str = "WrongOutcomeShape";
+
+/// Keeps an outcome the source of a `kind` handler can use (its own shape, or
+/// a `HandlerError`); any other shape, which a hand-written conversion could
+/// produce, becomes a `HandlerError` naming both rather than being sent.
+pub(crate) fn expect_shape(kind: HandlerKind, outcome: Outcome, cx: &Context) -> Outcome {
+    let fits = matches!(
+        (kind, &outcome),
+        (_, Outcome::Error(_))
+            | (HandlerKind::Http, Outcome::Http(_))
+            | (HandlerKind::WebSocket, Outcome::Websocket(_))
+            | (HandlerKind::Consumer, Outcome::Consumer(_))
+            | (HandlerKind::Schedule, Outcome::Schedule(_))
+            | (HandlerKind::Custom, Outcome::Custom(_))
+    );
+    if fits {
+        return outcome;
+    }
+    let shape = match outcome {
+        Outcome::Http(_) => "an HTTP response",
+        Outcome::Websocket(_) => "a WebSocket Ack",
+        Outcome::Consumer(_) => "a batch result",
+        Outcome::Schedule(_) => "a schedule Ack",
+        Outcome::Custom(_) => "a custom invocation result",
+        Outcome::Error(_) => "an error",
+    };
+    Outcome::Error(HandlerError {
+        message: format!(
+            "handler `{}` serves {} events, but answered with {shape}, which the runtime cannot use for tag {:?}",
+            cx.handler_name(),
+            kind,
+            cx.tag()
+        ),
+        r#type: WRONG_OUTCOME.to_string(),
+        stack: String::new(),
+    })
+}
+
+pub(crate) fn ready(outcome: Outcome) -> HandlerFuture {
     Box::pin(std::future::ready(outcome))
 }
 

@@ -29,6 +29,7 @@ mod driver;
 mod error;
 mod handle;
 mod handler;
+mod json;
 mod logging;
 mod manifest;
 
@@ -53,6 +54,7 @@ pub use driver::ServeError;
 pub use error::{Error, Result};
 pub use handle::AppHandle;
 pub use handler::{Handler, HandlerFuture, HttpFn, HttpHandler};
+pub use json::{Json, JsonError};
 pub use registry::{HandlerKey, HandlerKind, Origin, Registration};
 
 /// The protocol's generated types, for tests and tools that speak the wire.
@@ -60,6 +62,9 @@ pub use celerity_proto as proto;
 
 /// What handler code usually needs, in one import.
 pub mod prelude {
+    pub use crate::consumer::{Batch, BatchOutcome, RawRecord, Record};
+    pub use crate::custom::{CustomError, Invocation};
     pub use crate::http::{HttpError, Json, Path, Query, Request, Response};
+    pub use crate::schedule::Trigger;
     pub use crate::{App, Context, Error, Result, State};
 }

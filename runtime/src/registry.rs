@@ -5,8 +5,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
+use crate::custom::CustomHandler;
 use crate::handler::{Handler, HttpHandler};
+use crate::schedule::ScheduleHandler;
 pub use crate::session::HandlerKey;
+use crate::websocket::WebSocketHandler;
 
 /// The kind of event a handler serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,6 +107,92 @@ impl Registration {
             HandlerKind::Http,
             Origin { function: short_fn_name::<H>(), file: location.file(), line: location.line() },
             handler.into_handler(),
+        )
+    }
+
+    /// A WebSocket handler bound to `key` (a tag such as `event::$default`,
+    /// or a name), registered from the caller's source location.
+    ///
+    /// ```
+    /// use celerity::{HandlerKey, HandlerKind, Registration};
+    /// async fn on_connect() {}
+    /// let registration = Registration::websocket(HandlerKey::Tag("event::$connect".into()), on_connect);
+    /// assert_eq!(registration.kind(), HandlerKind::WebSocket);
+    /// ```
+    #[track_caller]
+    pub fn websocket<H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        H: WebSocketHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::WebSocket, handler.into_handler())
+    }
+
+    /// A consumer handler bound to `key` (a tag such as
+    /// `source::orders-queue::processOrders`, or a name) that runs for each
+    /// record of a batch, in order, one at a time.
+    ///
+    /// ```
+    /// use celerity::consumer::RawRecord;
+    /// use celerity::{HandlerKey, HandlerKind, Registration};
+    /// async fn process(_record: RawRecord) {}
+    /// let registration = Registration::consumer(HandlerKey::Name("processOrders".into()), process);
+    /// assert_eq!(registration.kind(), HandlerKind::Consumer);
+    /// ```
+    #[track_caller]
+    pub fn consumer<H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler(1))
+    }
+
+    /// A consumer handler that runs for each record of a batch, up to
+    /// `concurrency` records at once.
+    #[track_caller]
+    pub fn consumer_concurrent<H, Args>(key: HandlerKey, concurrency: usize, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler(concurrency))
+    }
+
+    /// A consumer handler that takes the whole batch.
+    #[track_caller]
+    pub fn consumer_batch<H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        H: ConsumerBatchHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler())
+    }
+
+    /// A schedule handler bound to `key` (a tag such as
+    /// `source::nightly::cleanup`, or a name).
+    #[track_caller]
+    pub fn schedule<H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        H: ScheduleHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::Schedule, handler.into_handler())
+    }
+
+    /// A custom handler bound to `key` (a tag such as `custom::resizeImage`,
+    /// or a name).
+    #[track_caller]
+    pub fn custom<H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        H: CustomHandler<Args>,
+    {
+        Registration::located::<H>(key, HandlerKind::Custom, handler.into_handler())
+    }
+
+    #[track_caller]
+    fn located<H>(key: HandlerKey, kind: HandlerKind, handler: Arc<dyn Handler>) -> Self {
+        let location = std::panic::Location::caller();
+        Registration::new(
+            key,
+            kind,
+            Origin { function: short_fn_name::<H>(), file: location.file(), line: location.line() },
+            handler,
         )
     }
 

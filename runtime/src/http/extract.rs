@@ -1,7 +1,5 @@
 //! Handler arguments taken from an HTTP request.
 
-use std::ops::{Deref, DerefMut};
-
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -9,6 +7,13 @@ use serde::de::DeserializeOwned;
 use super::de::{ParamsKind, from_params};
 use super::{ErrorDetail, HttpError, PathSegment, Request};
 use crate::context::{Context, State};
+use crate::json::decode_json;
+
+/// `Json<T>` is shared by every kind of handler; HTTP names it here too.
+pub use crate::json::Json;
+
+/// How a JSON decoding error names the body.
+const REQUEST_BODY: &str = "the request body";
 
 /// A value an HTTP handler can take as an argument.
 ///
@@ -144,40 +149,12 @@ fn params_error(error: &super::ParamsError) -> HttpError {
     ))
 }
 
-/// A JSON body: as an argument, the request body deserialized into `T` (a
-/// body that does not parse or does not fit answers 400 naming the field);
-/// as a return value, `T` serialized with `content-type: application/json`.
-///
-/// ```
-/// use celerity::http::Json;
-/// #[derive(serde::Deserialize, serde::Serialize)]
-/// struct Order { id: u64 }
-/// async fn echo(Json(order): Json<Order>) -> Json<Order> {
-///     Json(order)
-/// }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Json<T>(pub T);
-
-impl<T> Deref for Json<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> DerefMut for Json<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
-    }
-}
-
 impl<T: DeserializeOwned> FromRequest for Json<T> {
     const READS_BODY: bool = true;
 
     fn from_request(request: &mut Request, _cx: &Context) -> Result<Self, HttpError> {
         check_json_content_type(request)?;
-        decode_json(&request.take_body()).map(Json)
+        decode_json(&request.take_body(), REQUEST_BODY).map(Json).map_err(HttpError::from)
     }
 }
 
@@ -190,7 +167,7 @@ impl<T: DeserializeOwned> FromRequest for Option<Json<T>> {
             return Ok(None);
         }
         check_json_content_type(request)?;
-        decode_json(&body).map(|v| Some(Json(v)))
+        decode_json(&body, REQUEST_BODY).map(|v| Some(Json(v))).map_err(HttpError::from)
     }
 }
 
@@ -206,59 +183,6 @@ fn check_json_content_type(request: &Request) -> Result<(), HttpError> {
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         format!("expected a JSON body (content-type application/json), got content-type {essence:?}"),
     ))
-}
-
-/// Decodes JSON, naming the path of the field that does not fit.
-pub(crate) fn decode_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, HttpError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let result: Result<T, _> = serde_path_to_error::deserialize(&mut deserializer);
-    let value = result.map_err(|error| {
-        let path = json_path(error.path());
-        let inner = error.inner();
-        let code = match inner.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "malformed",
-            _ if inner.to_string().starts_with("missing field") => "missing",
-            _ if inner.to_string().starts_with("unknown field") => "invalid",
-            _ => "invalid_type",
-        };
-        let message = strip_position(&inner.to_string());
-        let headline = if code == "malformed" {
-            format!("the request body is not valid JSON: {message}")
-        } else if path.is_empty() {
-            format!("the request body does not fit: {message}")
-        } else {
-            format!("the request body does not fit at `{}`: {message}", error.path())
-        };
-        HttpError::bad_request(headline).with_detail(ErrorDetail::new(code, path, message))
-    })?;
-    deserializer.end().map_err(|error| {
-        HttpError::bad_request("the request body has data after the JSON value").with_detail(ErrorDetail::new(
-            "malformed",
-            Vec::new(),
-            strip_position(&error.to_string()),
-        ))
-    })?;
-    Ok(value)
-}
-
-fn json_path(path: &serde_path_to_error::Path) -> Vec<PathSegment> {
-    use serde_path_to_error::Segment;
-    path.iter()
-        .filter_map(|segment| match segment {
-            Segment::Seq { index } => Some(PathSegment::Index(*index)),
-            Segment::Map { key } => Some(PathSegment::Key(key.clone())),
-            Segment::Enum { variant } => Some(PathSegment::Key(variant.clone())),
-            Segment::Unknown => None,
-        })
-        .collect()
-}
-
-/// serde_json appends " at line 1 column 9"; the caller wants the sentence.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
-    }
 }
 
 #[cfg(test)]

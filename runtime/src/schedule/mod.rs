@@ -1,1 +1,483 @@
-//! schedule events.
+//! Schedule events: a handler run when a schedule fires.
+//!
+//! A schedule handler's tag is `source::{scheduleId}::{handlerName}`, such as
+//! `source::nightly::cleanup`. It takes any of the [`FromTrigger`] arguments
+//! and returns `()` or a `Result` ([`IntoScheduleOutcome`]). The runtime is
+//! answered with an `Ack`: a success acknowledges the trigger, a failure
+//! (carrying the error's message) leaves it to be delivered again by the
+//! schedule's own rules. A panic is answered as an unhandled `HandlerError`,
+//! which the runtime also treats as a failure.
+//!
+//! ```
+//! use celerity::schedule::Trigger;
+//! use celerity::{Json, Result};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Cleanup { older_than_days: u32 }
+//!
+//! async fn cleanup(trigger: Trigger, Json(input): Json<Option<Cleanup>>) -> Result<()> {
+//!     let days = input.map_or(30, |c| c.older_than_days);
+//!     println!("{} fired ({}): removing what is older than {days} days", trigger.schedule_id(), trigger.schedule());
+//!     Ok(())
+//! }
+//!
+//! let app = celerity::App::new().schedule("source::nightly::cleanup", cleanup);
+//! # drop(app);
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use celerity_proto::v1::{self as pb, Ack, Dispatch, dispatch::Source, result::Outcome};
+use serde::de::DeserializeOwned;
+
+use crate::context::{Context, State};
+use crate::error::Error;
+use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
+use crate::json::{Json, JsonError, decode_json_input};
+use crate::registry::HandlerKind;
+
+/// How a JSON decoding error names the input.
+const INPUT: &str = "the schedule's input";
+
+/// A schedule firing, as the runtime delivered it.
+///
+/// ```
+/// use celerity::schedule::Trigger;
+/// let trigger = Trigger::new("nightly", "rate(1 day)").with_input(r#"{"limit": 10}"#);
+/// let input: serde_json::Value = trigger.input().unwrap();
+/// assert_eq!(input["limit"], 10);
+/// // No input at all reads as `null`:
+/// assert_eq!(Trigger::new("nightly", "rate(1 day)").input::<Option<u32>>().unwrap(), None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trigger {
+    schedule_id: String,
+    message_id: String,
+    schedule: String,
+    input: Bytes,
+    vendor: Bytes,
+}
+
+impl Trigger {
+    /// A trigger of schedule `schedule_id` with the expression `schedule`,
+    /// for calling a handler directly in a test.
+    pub fn new(schedule_id: impl Into<String>, schedule: impl Into<String>) -> Self {
+        Trigger { schedule_id: schedule_id.into(), schedule: schedule.into(), ..Trigger::default() }
+    }
+
+    /// Sets the message id.
+    pub fn with_message_id(mut self, id: impl Into<String>) -> Self {
+        self.message_id = id.into();
+        self
+    }
+
+    /// Sets the input.
+    pub fn with_input(mut self, input: impl Into<Bytes>) -> Self {
+        self.input = input.into();
+        self
+    }
+
+    /// Sets the vendor data.
+    pub fn with_vendor(mut self, vendor: impl Into<Bytes>) -> Self {
+        self.vendor = vendor.into();
+        self
+    }
+
+    /// The schedule's id, as the blueprint names it.
+    pub fn schedule_id(&self) -> &str {
+        &self.schedule_id
+    }
+
+    /// The id of this firing's message.
+    pub fn message_id(&self) -> &str {
+        &self.message_id
+    }
+
+    /// The schedule expression, such as `rate(1 hour)` or a cron expression.
+    pub fn schedule(&self) -> &str {
+        &self.schedule
+    }
+
+    /// The input configured for the schedule, deserialized from JSON into
+    /// `T`. An empty input reads as `null`, so `Option<T>` takes it.
+    pub fn input<T: DeserializeOwned>(&self) -> Result<T, JsonError> {
+        decode_json_input(&self.input, INPUT)
+    }
+
+    /// The input as the runtime sent it.
+    pub fn raw_input(&self) -> &Bytes {
+        &self.input
+    }
+
+    /// The source's own data about the firing, as the runtime sent it.
+    pub fn vendor(&self) -> &Bytes {
+        &self.vendor
+    }
+
+    /// The vendor data deserialized from JSON; empty reads as `null`.
+    pub fn vendor_json<T: DeserializeOwned>(&self) -> Result<T, JsonError> {
+        decode_json_input(&self.vendor, "the schedule's vendor data")
+    }
+
+    pub(crate) fn from_wire(trigger: pb::ScheduleTrigger) -> Self {
+        Trigger {
+            schedule_id: trigger.schedule_id,
+            message_id: trigger.message_id,
+            schedule: trigger.schedule,
+            input: trigger.input,
+            vendor: trigger.vendor,
+        }
+    }
+}
+
+impl From<pb::ScheduleTrigger> for Trigger {
+    fn from(trigger: pb::ScheduleTrigger) -> Self {
+        Trigger::from_wire(trigger)
+    }
+}
+
+/// A value a schedule handler can take as an argument.
+///
+/// Extraction happens before the handler runs; a failure answers the runtime
+/// with a failed `Ack` carrying the error's message, and the handler is not
+/// called.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an argument of a schedule handler",
+    label = "not something a schedule handler can take",
+    note = "a schedule handler takes: `Trigger`, `Json<T>` (the input), `Bytes` (the raw input), `Context` and `State<T>`",
+    note = "a type of your own can be one by implementing `celerity::schedule::FromTrigger`"
+)]
+pub trait FromTrigger: Sized {
+    /// Takes the value from the trigger.
+    fn from_trigger(trigger: &mut Trigger, cx: &Context) -> Result<Self, Error>;
+
+    /// Takes the value when it is the handler's last argument and may have
+    /// the whole trigger. Defaults to [`FromTrigger::from_trigger`].
+    fn from_trigger_owned(mut trigger: Trigger, cx: &Context) -> Result<Self, Error> {
+        Self::from_trigger(&mut trigger, cx)
+    }
+}
+
+impl FromTrigger for Trigger {
+    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+        Ok(trigger.clone())
+    }
+
+    fn from_trigger_owned(trigger: Trigger, _cx: &Context) -> Result<Self, Error> {
+        Ok(trigger)
+    }
+}
+
+/// The input, deserialized from JSON (an empty input reads as `null`).
+impl<T: DeserializeOwned> FromTrigger for Json<T> {
+    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+        Ok(Json(trigger.input()?))
+    }
+}
+
+/// The raw input.
+impl FromTrigger for Bytes {
+    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+        Ok(trigger.input.clone())
+    }
+}
+
+impl FromTrigger for Context {
+    fn from_trigger(_trigger: &mut Trigger, cx: &Context) -> Result<Self, Error> {
+        Ok(cx.clone())
+    }
+}
+
+impl<T: Send + Sync + 'static> FromTrigger for State<T> {
+    fn from_trigger(_trigger: &mut Trigger, cx: &Context) -> Result<Self, Error> {
+        State::from_context(cx)
+    }
+}
+
+/// The answer to an argument that could not be extracted: a failed `Ack`
+/// carrying the error's message. The attribute macro calls it.
+pub fn reject(error: Error) -> Outcome {
+    failed(&error)
+}
+
+fn failed(error: &Error) -> Outcome {
+    Outcome::Schedule(Ack { success: false, error_message: error.message().to_string() })
+}
+
+/// What a schedule handler can return: `()` for success, or a `Result` whose
+/// error fails the `Ack` with the error's message.
+///
+/// ```
+/// use celerity::proto::v1::{Ack, result::Outcome};
+/// use celerity::schedule::IntoScheduleOutcome;
+/// assert_eq!(().into_schedule_outcome(), Outcome::Schedule(Ack { success: true, error_message: String::new() }));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a schedule handler",
+    label = "not a schedule handler's result",
+    note = "a schedule handler returns: `()` or `Result<(), E>` where `E` is `celerity::Error` or any `std::error::Error`"
+)]
+pub trait IntoScheduleOutcome {
+    /// Converts the return value into the `Ack` outcome.
+    fn into_schedule_outcome(self) -> Outcome;
+}
+
+impl IntoScheduleOutcome for () {
+    fn into_schedule_outcome(self) -> Outcome {
+        Outcome::Schedule(Ack { success: true, error_message: String::new() })
+    }
+}
+
+impl<R: IntoScheduleOutcome, E: Into<Error>> IntoScheduleOutcome for Result<R, E> {
+    fn into_schedule_outcome(self) -> Outcome {
+        match self {
+            Ok(value) => value.into_schedule_outcome(),
+            Err(error) => failed(&error.into()),
+        }
+    }
+}
+
+/// A schedule handler from a function of the trigger and context. The
+/// attribute macro builds its argument extraction inside such a function.
+pub struct TriggerFn<F> {
+    f: F,
+}
+
+impl<F> TriggerFn<F> {
+    /// Wraps `f`.
+    pub fn new(f: F) -> Self {
+        TriggerFn { f }
+    }
+}
+
+impl<F, Fut> Handler for TriggerFn<F>
+where
+    F: Fn(Trigger, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Outcome> + Send + 'static,
+{
+    fn call(&self, dispatch: Dispatch, cx: Context) -> HandlerFuture {
+        match dispatch.source {
+            Some(Source::Schedule(trigger)) => {
+                let outcome = (self.f)(Trigger::from_wire(trigger), cx.clone());
+                Box::pin(async move { expect_shape(HandlerKind::Schedule, outcome.await, &cx) })
+            }
+            other => ready(wrong_source(HandlerKind::Schedule, &other, &cx)),
+        }
+    }
+}
+
+/// An `async fn` usable as a schedule handler: every argument implements
+/// [`FromTrigger`] and the return value [`IntoScheduleOutcome`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a schedule handler",
+    label = "not a schedule handler",
+    note = "a schedule handler is an `async fn` whose arguments are schedule extractors (`Trigger`, `Json<T>`, `Bytes`, `Context`, `State<T>`) and that returns `()` or `Result<(), E>`"
+)]
+pub trait ScheduleHandler<Args>: Clone + Send + Sync + 'static {
+    /// Builds the type-erased handler.
+    fn into_handler(self) -> Arc<dyn Handler>;
+}
+
+macro_rules! schedule_handler_impl {
+    ($($arg:ident),*; $last:ident) => {
+        impl<F, Fut, R, $($arg,)* $last> ScheduleHandler<($($arg,)* $last,)> for F
+        where
+            F: Fn($($arg,)* $last) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = R> + Send + 'static,
+            R: IntoScheduleOutcome,
+            $($arg: FromTrigger + Send + 'static,)*
+            $last: FromTrigger + Send + 'static,
+        {
+            #[allow(non_snake_case, unused_mut)]
+            fn into_handler(self) -> Arc<dyn Handler> {
+                let f = self;
+                Arc::new(TriggerFn::new(move |mut trigger: Trigger, cx: Context| {
+                    let f = f.clone();
+                    async move {
+                        $(
+                            let $arg = match $arg::from_trigger(&mut trigger, &cx) {
+                                Ok(value) => value,
+                                Err(error) => return reject(error),
+                            };
+                        )*
+                        let $last = match $last::from_trigger_owned(trigger, &cx) {
+                            Ok(value) => value,
+                            Err(error) => return reject(error),
+                        };
+                        f($($arg,)* $last).await.into_schedule_outcome()
+                    }
+                }))
+            }
+        }
+    };
+}
+
+impl<F, Fut, R> ScheduleHandler<()> for F
+where
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoScheduleOutcome,
+{
+    fn into_handler(self) -> Arc<dyn Handler> {
+        let f = self;
+        Arc::new(TriggerFn::new(move |_trigger: Trigger, _cx: Context| {
+            let f = f.clone();
+            async move { f().await.into_schedule_outcome() }
+        }))
+    }
+}
+
+schedule_handler_impl!(; A1);
+schedule_handler_impl!(A1; A2);
+schedule_handler_impl!(A1, A2; A3);
+schedule_handler_impl!(A1, A2, A3; A4);
+schedule_handler_impl!(A1, A2, A3, A4; A5);
+schedule_handler_impl!(A1, A2, A3, A4, A5; A6);
+schedule_handler_impl!(A1, A2, A3, A4, A5, A6; A7);
+schedule_handler_impl!(A1, A2, A3, A4, A5, A6, A7; A8);
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::session::error_type;
+
+    const TAG: &str = "source::nightly::cleanup";
+
+    fn dispatch(source: Source) -> Dispatch {
+        Dispatch { id: "ev-1".into(), handler_tag: TAG.into(), source: Some(source), ..Default::default() }
+    }
+
+    fn trigger(input: &'static str) -> Dispatch {
+        dispatch(Source::Schedule(pb::ScheduleTrigger {
+            schedule_id: "nightly".into(),
+            message_id: "m-1".into(),
+            schedule: "cron(0 3 * * ? *)".into(),
+            input: Bytes::from_static(input.as_bytes()),
+            vendor: Bytes::from_static(br#"{"region":"eu"}"#),
+        }))
+    }
+
+    async fn run<Args>(handler: impl ScheduleHandler<Args>, dispatch: Dispatch) -> Outcome {
+        let outcome = handler.into_handler().call(dispatch, Context::detached(TAG)).await;
+        assert!(
+            matches!(outcome, Outcome::Schedule(_) | Outcome::Error(_)),
+            "a schedule handler answered with another shape: {outcome:?}"
+        );
+        outcome
+    }
+
+    fn ok() -> Outcome {
+        Outcome::Schedule(Ack { success: true, error_message: String::new() })
+    }
+
+    fn failure(outcome: Outcome) -> String {
+        match outcome {
+            Outcome::Schedule(Ack { success: false, error_message }) => error_message,
+            other => panic!("expected a failed Ack, got {other:?}"),
+        }
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Input {
+        limit: u32,
+    }
+
+    #[tokio::test]
+    async fn a_success_acknowledges_and_the_trigger_carries_everything() {
+        let seen = Arc::new(Mutex::new(None));
+        let keep = Arc::clone(&seen);
+        let handler = move |trigger: Trigger| {
+            let keep = Arc::clone(&keep);
+            async move {
+                *keep.lock().unwrap() = Some(trigger);
+            }
+        };
+        assert_eq!(run(handler, trigger(r#"{"limit":5}"#)).await, ok());
+        let trigger = seen.lock().unwrap().take().unwrap();
+        assert_eq!(trigger.schedule_id(), "nightly");
+        assert_eq!(trigger.message_id(), "m-1");
+        assert_eq!(trigger.schedule(), "cron(0 3 * * ? *)");
+        assert_eq!(trigger.input::<Input>().unwrap(), Input { limit: 5 });
+        assert_eq!(trigger.raw_input(), &Bytes::from_static(br#"{"limit":5}"#));
+        assert_eq!(trigger.vendor_json::<serde_json::Value>().unwrap()["region"], "eu");
+    }
+
+    #[tokio::test]
+    async fn typed_input_beside_the_context() {
+        async fn handler(cx: Context, Json(input): Json<Input>, raw: Bytes) -> Result<(), Error> {
+            if cx.tag() == TAG && input.limit == 5 && raw.len() == 11 { Ok(()) } else { Err(Error::msg("no")) }
+        }
+        assert_eq!(run(handler, trigger(r#"{"limit":5}"#)).await, ok());
+    }
+
+    #[tokio::test]
+    async fn an_empty_input_reads_as_null() {
+        async fn handler(Json(input): Json<Option<Input>>) -> Result<(), Error> {
+            if input.is_none() { Ok(()) } else { Err(Error::msg("an input")) }
+        }
+        assert_eq!(run(handler, trigger("")).await, ok());
+    }
+
+    #[tokio::test]
+    async fn an_error_fails_the_ack_with_its_message() {
+        async fn handler() -> Result<(), Error> {
+            Err(Error::msg("the database is down"))
+        }
+        assert_eq!(failure(run(handler, trigger("")).await), "the database is down");
+    }
+
+    #[tokio::test]
+    async fn input_that_does_not_fit_fails_naming_the_field() {
+        async fn handler(_input: Json<Input>) {
+            panic!("must not run");
+        }
+        let message = failure(run(handler, trigger(r#"{"limit":"many"}"#)).await);
+        assert!(message.starts_with("the schedule's input does not fit at `limit`"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn missing_state_fails_the_ack() {
+        async fn handler(_store: State<String>) {}
+        assert!(failure(run(handler, trigger("")).await).contains("App::state"));
+    }
+
+    #[tokio::test]
+    async fn another_source_is_a_wrong_source_error() {
+        async fn handler() {}
+        for source in [
+            Source::Http(pb::HttpRequest::default()),
+            Source::Websocket(pb::WebSocketMessage::default()),
+            Source::Consumer(pb::ConsumerBatch::default()),
+            Source::Custom(pb::CustomInvoke::default()),
+        ] {
+            match run(handler, dispatch(source)).await {
+                Outcome::Error(error) => {
+                    assert_eq!(error.r#type, error_type::WRONG_SOURCE);
+                    assert!(error.message.contains("schedule"), "{}", error.message);
+                }
+                other => panic!("expected a wrong-source error, got {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_adapter_runs_what_the_macro_generates() {
+        async fn user(trigger: Trigger) -> Result<(), Error> {
+            if trigger.schedule_id() == "nightly" { Ok(()) } else { Err(Error::msg("no")) }
+        }
+        let handler = TriggerFn::new(move |ev: Trigger, cx: Context| async move {
+            let a0 = match <Trigger as FromTrigger>::from_trigger_owned(ev, &cx) {
+                Ok(v) => v,
+                Err(e) => return reject(e),
+            };
+            <Result<(), Error> as IntoScheduleOutcome>::into_schedule_outcome(user(a0).await)
+        });
+        assert_eq!(handler.call(trigger(""), Context::detached(TAG)).await, ok());
+    }
+}
