@@ -1,1 +1,127 @@
+//! The attribute macros of the [`celerity`](https://docs.rs/celerity) crate.
+//! Use them through `celerity`, which re-exports them; this crate is not
+//! meant to be a dependency of its own.
+//!
+//! ```ignore
+//! use celerity::http::{Json, Path};
+//! use celerity::http_handler;
+//!
+//! #[http_handler("GET::/orders/{id}", max_concurrent = 16)]
+//! async fn get_order(Path(id): Path<u64>) -> Json<serde_json::Value> {
+//!     Json(serde_json::json!({ "id": id }))
+//! }
+//!
+//! #[celerity::main]
+//! async fn main() -> celerity::Result<()> {
+//!     celerity::App::new().run().await
+//! }
+//! ```
+//!
+//! The macros are thin. Each handler attribute re-emits the function
+//! unchanged, so it can still be called and unit-tested directly, and adds a
+//! registry entry (a `linkme` distributed slice element in
+//! `celerity::registry::HANDLERS`) that builds a `celerity::Registration`:
+//! each argument is taken from the event through the kind's extractor trait
+//! and the return value is turned into an outcome through its responder
+//! trait. Type errors therefore point at the argument or return type and say
+//! which types the handler kind accepts. What the macros check themselves
+//! (the tag's form, the options, the signature) is reported with the
+//! original item still emitted, so no secondary errors follow.
 
+mod args;
+mod handler;
+mod kind;
+mod main_attr;
+mod tag;
+
+use proc_macro::TokenStream;
+
+use crate::tag::TagKind;
+
+/// Declares an HTTP handler: `#[http_handler("METHOD::/route")]`, such as
+/// `#[http_handler("GET::/orders/{id}")]`, or by blueprint handler name
+/// `#[http_handler(name = "getOrder")]`.
+///
+/// The method is one of `GET`, `POST`, `PUT`, `PATCH`, `DELETE`, `HEAD`,
+/// `OPTIONS`, in upper case; the route starts with `/`; parameters are
+/// `{name}` and a catch-all `{*name}` (or `{name+}`) as the last segment.
+///
+/// Arguments are HTTP extractors (`Request`, `Path<T>`, `Query<T>`,
+/// `Json<T>`, `HeaderMap`, `Method`, `Bytes`, `String`, `Context`,
+/// `State<T>`), at most one of which reads the body. The return value is an
+/// HTTP response (`Json<T>`, `String`, `StatusCode`, `(StatusCode, R)`, ...)
+/// or a `Result` of one.
+///
+/// Options: `max_concurrent = N` caps how many events of this handler run at
+/// once (N ≥ 1).
+#[proc_macro_attribute]
+pub fn http_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
+    handler::expand(TagKind::Http, attr.into(), item.into()).into()
+}
+
+/// Declares a WebSocket handler: `#[websocket_handler("routeKey::route")]`,
+/// such as `#[websocket_handler("event::$connect")]` or
+/// `#[websocket_handler("action::sendMessage")]`, or by blueprint handler name
+/// `#[websocket_handler(name = "onConnect")]`.
+///
+/// Options: `max_concurrent = N`.
+#[proc_macro_attribute]
+pub fn websocket_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
+    handler::expand(TagKind::WebSocket, attr.into(), item.into()).into()
+}
+
+/// Declares a consumer of a queue or topic:
+/// `#[consumer("source::{sourceId}::{handlerName}")]`, such as
+/// `#[consumer("source::orders-queue::processOrders")]`, or by blueprint
+/// handler name `#[consumer(name = "processOrders")]`.
+///
+/// A consumer whose argument is a `Batch` handles each batch whole; otherwise
+/// it handles one record at a time.
+///
+/// Options: `max_concurrent = N`, and `concurrency = N` for the records of
+/// one batch handled at once.
+#[proc_macro_attribute]
+pub fn consumer(attr: TokenStream, item: TokenStream) -> TokenStream {
+    handler::expand(TagKind::Consumer, attr.into(), item.into()).into()
+}
+
+/// Declares a schedule handler:
+/// `#[schedule_handler("source::{sourceId}::{handlerName}")]`, such as
+/// `#[schedule_handler("source::nightly::cleanup")]`, or by blueprint handler
+/// name `#[schedule_handler(name = "cleanup")]`.
+///
+/// Options: `max_concurrent = N`.
+#[proc_macro_attribute]
+pub fn schedule_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
+    handler::expand(TagKind::Schedule, attr.into(), item.into()).into()
+}
+
+/// Declares a custom handler: `#[custom_handler("custom::{handlerName}")]`,
+/// such as `#[custom_handler("custom::resizeImage")]`, or by blueprint handler
+/// name `#[custom_handler(name = "resizeImage")]`.
+///
+/// Options: `max_concurrent = N`.
+#[proc_macro_attribute]
+pub fn custom_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
+    handler::expand(TagKind::Custom, attr.into(), item.into()).into()
+}
+
+/// Runs an `async fn main` on a multi-threaded tokio runtime built for it,
+/// logs an error it returns, and exits with a matching status.
+///
+/// `main` returns `()`, `celerity::Result<()>` (or any `Result<(), E>` whose
+/// error converts into `celerity::Error`), or a `celerity::App`, or
+/// `celerity::Result<App>`, which is then served: the body is the
+/// application's initialisation.
+///
+/// ```ignore
+/// #[celerity::main]
+/// async fn main() -> celerity::Result<celerity::App> {
+///     let store = Store::connect().await?;
+///     Ok(celerity::App::new().state(store))
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn main(attr: TokenStream, item: TokenStream) -> TokenStream {
+    main_attr::expand(attr.into(), item.into()).into()
+}

@@ -57,6 +57,9 @@ pub use handler::{Handler, HandlerFuture, HttpFn, HttpHandler};
 pub use json::{Json, JsonError};
 pub use registry::{HandlerKey, HandlerKind, Origin, Registration};
 
+/// The handler attributes and `#[celerity::main]`.
+pub use celerity_macros::{consumer, custom_handler, http_handler, main, schedule_handler, websocket_handler};
+
 /// The protocol's generated types, for tests and tools that speak the wire.
 pub use celerity_proto as proto;
 

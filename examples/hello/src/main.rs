@@ -1,17 +1,20 @@
 //! The smallest Celerity handler application: two HTTP handlers.
 //!
 //! Under the Celerity runtime, its blueprint declares `GET::/hello` and
-//! `POST::/greetings/{name}`.
+//! `POST::/greetings/{name}`. Each handler is an `async fn` with an attribute
+//! naming its tag; `#[celerity::main]` serves every handler so declared.
+//!
+//! `hello --manifest` (or `CELERITY_EXTRACT_MANIFEST=1 hello`) prints the
+//! handler manifest as JSON instead of connecting.
 
-use std::process::ExitCode;
-
-use celerity::App;
 use celerity::http::{HeaderMap, HttpError, Json, Path, Query, StatusCode};
+use celerity::http_handler;
 use serde::{Deserialize, Serialize};
 
 /// `GET /hello`: a plain-text greeting, read from the file named by
 /// `HELLO_GREETING_FILE` when it is set. A file that cannot be read is an
 /// unhandled error: the runtime answers the caller with a 500.
+#[http_handler("GET::/hello")]
 async fn hello() -> Result<String, celerity::Error> {
     match std::env::var_os("HELLO_GREETING_FILE") {
         Some(path) => Ok(std::fs::read_to_string(path)?.trim().to_string()),
@@ -37,6 +40,7 @@ struct Greeting {
 
 /// `POST /greetings/{name}` with `{"greeting": "..."}`: a JSON greeting, and
 /// two cookies remembering who was greeted and how.
+#[http_handler("POST::/greetings/{name}")]
 async fn greet(
     Path(name): Path<String>,
     Query(style): Query<Style>,
@@ -57,8 +61,7 @@ async fn greet(
     Ok((StatusCode::CREATED, headers, Json(Greeting { message })))
 }
 
-fn main() -> ExitCode {
-    celerity::run_main(|| async {
-        App::new().http("GET::/hello", hello).http("POST::/greetings/{name}", greet).run().await
-    })
+#[celerity::main]
+async fn main() -> celerity::Result<()> {
+    celerity::App::new().run().await
 }

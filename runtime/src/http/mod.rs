@@ -20,7 +20,8 @@ pub use extract::{FromRequest, Json, Path, Query};
 pub use params::Params;
 pub use respond::IntoResponse;
 
-pub(crate) use respond::IntoHttpOutcome;
+#[doc(hidden)]
+pub use respond::IntoHttpOutcome;
 
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode};
 

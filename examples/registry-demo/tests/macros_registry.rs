@@ -1,0 +1,311 @@
+//! The attribute macros and the compile-time registry, end to end: real
+//! binaries built from `#[http_handler]` and friends, against the test kit's
+//! runtime over a real socket.
+
+use std::time::Duration;
+
+use celerity_testkit::proto::v1::{self as pb, HandlerLimit, result::Outcome};
+use celerity_testkit::{Connection, Error, HandlerProcess, TestRuntime, TestRuntimeBuilder, event};
+use serde_json::{Value, json};
+
+const DEMO: &str = env!("CARGO_BIN_EXE_demo");
+const DUPLICATE_TAGS: &str = env!("CARGO_BIN_EXE_duplicate_tags");
+const NAME_CLASH: &str = env!("CARGO_BIN_EXE_name_clash");
+const EXIT_WAIT: Duration = Duration::from_secs(20);
+
+/// The blueprint of `demo`, less the handlers named in `leave_out`.
+fn demo_blueprint(leave_out: &[&str]) -> TestRuntimeBuilder {
+    let handlers = [
+        ("getOrder", "GET::/orders/{id}"),
+        ("countHits", "GET::/hits"),
+        ("createOrder", "POST::/orders"),
+        ("createDraft", "POST::/drafts"),
+        ("getItem", "GET::/items/{id}"),
+        ("search", "GET::/search"),
+        ("addNote", "POST::/notes"),
+        ("getFile", "GET::/files/{*path}"),
+        ("unprovided", "GET::/unprovided"),
+        ("sendMessage", "action::sendMessage"),
+        ("processOrders", "source::orders-queue::processOrders"),
+        ("nightlyCleanup", "source::nightly::cleanup"),
+        ("echo", "custom::echo"),
+        ("version", "GET::/version"),
+    ];
+    handlers
+        .into_iter()
+        .filter(|(name, _)| !leave_out.contains(name))
+        .fold(TestRuntime::builder(), |builder, (name, tag)| builder.handler(name, tag))
+}
+
+/// `demo`, connected to a runtime declaring all of its handlers.
+async fn start_demo() -> (TestRuntime, HandlerProcess, Connection) {
+    let rt = demo_blueprint(&[]).bind().await.unwrap();
+    let process = HandlerProcess::spawn_for(&rt, DEMO).unwrap();
+    let conn = match rt.accept().await.and_then(|handshake| handshake.accepted()) {
+        Ok(conn) => conn,
+        Err(error) => panic!("demo was not accepted: {error}\n{}", process.output_text()),
+    };
+    (rt, process, conn)
+}
+
+async fn stop(conn: Connection, mut process: HandlerProcess) {
+    conn.assert_no_violations();
+    conn.drain_in(Duration::from_secs(5)).unwrap();
+    let status = process.wait_timeout(EXIT_WAIT).await;
+    assert!(status.is_some_and(|s| s.success()), "demo did not stop cleanly:\n{}", process.output_text());
+}
+
+async fn exit_code(process: &mut HandlerProcess) -> i32 {
+    let status = process.wait_timeout(EXIT_WAIT).await;
+    let status = status.unwrap_or_else(|| panic!("the process did not exit; output:\n{}", process.output_text()));
+    status.code().unwrap_or(-1)
+}
+
+fn http_response(result: &pb::Result) -> &pb::HttpResponse {
+    match &result.outcome {
+        Some(Outcome::Http(response)) => response,
+        other => panic!("expected an HTTP response, got {other:?}"),
+    }
+}
+
+fn text(response: &pb::HttpResponse) -> &str {
+    std::str::from_utf8(&response.body).unwrap()
+}
+
+fn json_body(response: &pb::HttpResponse) -> Value {
+    assert_eq!(response.headers["content-type"].values, ["application/json"], "{}", text(response));
+    serde_json::from_slice(&response.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(response)))
+}
+
+/// Calls, and checks the answer is a 400 whose JSON error's first detail has
+/// `code` at `path`.
+async fn expect_400(conn: &Connection, request: event::HttpEvent, code: &str, path: Value) -> Value {
+    let result = conn.call(request).await.unwrap();
+    let response = http_response(&result);
+    assert_eq!(response.status, 400, "{}", text(response));
+    let body = json_body(response);
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    assert_eq!(body["details"][0]["code"], code, "{body}");
+    assert_eq!(body["details"][0]["path"], path, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn a_handler_bound_by_name_gets_its_tag_from_the_runtime() {
+    let (_rt, process, conn) = start_demo().await;
+    let ready = conn.ready().clone();
+    assert!(ready.handler_tags.contains(&"GET::/orders/{id}".to_string()), "{:?}", ready.handler_tags);
+    assert!(ready.handler_tags.contains(&"source::nightly::cleanup".to_string()), "{:?}", ready.handler_tags);
+    assert!(ready.handler_tags.contains(&"GET::/files/{*path}".to_string()), "{:?}", ready.handler_tags);
+    // `max_concurrent = 4` on the handler bound by name caps its resolved tag.
+    assert_eq!(ready.limits, [HandlerLimit { handler_tag: "GET::/orders/{id}".into(), max_concurrent: 4 }]);
+
+    let result = conn.call(event::http("GET", "/orders/7").route("/orders/{id}").path_param("id", "7")).await.unwrap();
+    let response = http_response(&result);
+    assert_eq!(response.status, 200, "{}", text(response));
+    assert_eq!(json_body(response), json!({"id": 7, "store": "main-street"}));
+
+    // A handler declared in a library crate the binary links.
+    let result = conn.call(event::http("GET", "/version").route("/version")).await.unwrap();
+    assert_eq!(text(http_response(&result)), env!("CARGO_PKG_VERSION"));
+
+    let result = conn.call(event::schedule("nightly", "cleanup")).await.unwrap();
+    assert_eq!(result.outcome, Some(Outcome::Schedule(pb::Ack { success: true, error_message: String::new() })));
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn state_is_shared_by_every_handler_and_event() {
+    let (_rt, process, conn) = start_demo().await;
+    for id in ["1", "2"] {
+        let request = event::http("GET", format!("/orders/{id}")).route("/orders/{id}").path_param("id", id);
+        assert_eq!(http_response(&conn.call(request).await.unwrap()).status, 200);
+    }
+    let record = r#"{"name": "a", "items": [{"qty": 1}]}"#;
+    let batch = event::consumer("orders-queue", "processOrders").record("m-1", record);
+    conn.call(batch).await.unwrap();
+    let result = conn.call(event::http("GET", "/hits").route("/hits")).await.unwrap();
+    assert_eq!(text(http_response(&result)), "4");
+
+    // State the application never provided: a 500 naming what is missing.
+    let result = conn.call(event::http("GET", "/unprovided").route("/unprovided")).await.unwrap();
+    let response = http_response(&result);
+    assert_eq!(response.status, 500);
+    let body = json_body(response);
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("State<") && message.contains("NotProvided") && message.contains("App::state"), "{body}");
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn json_that_does_not_fit_answers_400_naming_the_field() {
+    let (_rt, process, conn) = start_demo().await;
+    let post = |body: &str| event::http("POST", "/orders").route("/orders").json(body.to_string());
+
+    let body = expect_400(
+        &conn,
+        post(r#"{"name": "a", "items": [{"qty": "x"}]}"#),
+        "invalid_type",
+        json!(["items", 0, "qty"]),
+    )
+    .await;
+    assert!(body["message"].as_str().unwrap().contains("items[0].qty"), "{body}");
+    let body = expect_400(&conn, post(r#"{"items": []}"#), "missing", json!([])).await;
+    assert!(body["details"][0]["message"].as_str().unwrap().contains("`name`"), "{body}");
+    expect_400(&conn, post("{\"name\""), "malformed", json!([])).await;
+
+    // A body that parses is served.
+    let result = conn.call(post(r#"{"name": "a", "items": [{"qty": 2}]}"#)).await.unwrap();
+    let response = http_response(&result);
+    assert_eq!(response.status, 201);
+    assert_eq!(json_body(response), json!({"name": "a", "items": [{"qty": 2}]}));
+
+    // Another media type is refused before parsing.
+    let request = event::http("POST", "/orders").route("/orders").header("content-type", "text/plain").body("{}");
+    assert_eq!(http_response(&conn.call(request).await.unwrap()).status, 415);
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn optional_json_allows_no_body_but_not_a_wrong_one() {
+    let (_rt, process, conn) = start_demo().await;
+    let result = conn.call(event::http("POST", "/drafts").route("/drafts")).await.unwrap();
+    assert_eq!(text(http_response(&result)), "empty draft");
+    let request = event::http("POST", "/drafts").route("/drafts").json(r#"{"name": 5, "items": []}"#);
+    expect_400(&conn, request, "invalid_type", json!(["name"])).await;
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn path_and_query_that_do_not_fit_answer_400_naming_the_parameter() {
+    let (_rt, process, conn) = start_demo().await;
+    let request = event::http("GET", "/items/seven").route("/items/{id}").path_param("id", "seven");
+    let body = expect_400(&conn, request, "invalid_type", json!(["id"])).await;
+    assert!(body["message"].as_str().unwrap().contains("id"), "{body}");
+    let result = conn.call(event::http("GET", "/items/7").route("/items/{id}").path_param("id", "7")).await.unwrap();
+    assert_eq!(text(http_response(&result)), "item 7");
+
+    let request = event::http("GET", "/search").route("/search").query("page", "two");
+    expect_400(&conn, request, "invalid_type", json!(["page"])).await;
+    let request = event::http("GET", "/search").route("/search").query("tag", "a");
+    let body = expect_400(&conn, request, "missing", json!(["page"])).await;
+    assert!(body["message"].as_str().unwrap().contains("page"), "{body}");
+    let request = event::http("GET", "/search").route("/search").query("page", "2").query("tag", "a").query("tag", "b");
+    assert_eq!(text(http_response(&conn.call(request).await.unwrap())), "page 2 tags a,b");
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn a_string_body_that_is_not_utf8_answers_400() {
+    let (_rt, process, conn) = start_demo().await;
+    let request = event::http("POST", "/notes").route("/notes").body(vec![0x66, 0xff, 0xfe]);
+    let body = expect_400(&conn, request, "malformed", json!([])).await;
+    assert!(body["message"].as_str().unwrap().contains("UTF-8"), "{body}");
+    let request = event::http("POST", "/notes").route("/notes").body("remember the milk");
+    assert_eq!(text(http_response(&conn.call(request).await.unwrap())), "remember the milk");
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn a_catch_all_route_is_declared_in_the_router_form() {
+    let (_rt, process, conn) = start_demo().await;
+    let request = event::http("GET", "/files/a/b.txt")
+        .route("/files/{*path}")
+        .path_param("path", "a")
+        .path_param("path", "b.txt");
+    let result = conn.call(request).await.unwrap();
+    assert_eq!(text(http_response(&result)), "a/b.txt via GET::/files/{*path}");
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn handlers_of_other_kinds_are_served_from_the_registry() {
+    let (_rt, process, conn) = start_demo().await;
+    let batch = event::consumer("orders-queue", "processOrders")
+        .record("good", r#"{"name": "a", "items": [{"qty": 1}]}"#)
+        .record("empty", r#"{"name": "b", "items": []}"#)
+        .record("broken", r#"{"name": "c"}"#);
+    let result = conn.call(batch).await.unwrap();
+    let Some(Outcome::Consumer(batch)) = result.outcome else { panic!("expected a batch result: {result:?}") };
+    let mut failed: Vec<&str> = batch.failures.iter().map(|f| f.message_id.as_str()).collect();
+    failed.sort();
+    assert_eq!(failed, ["broken", "empty"], "{batch:?}");
+
+    let result = conn.call(event::custom("echo").input(r#"{"name": "x", "items": []}"#)).await.unwrap();
+    let Some(Outcome::Custom(custom)) = result.outcome else { panic!("expected a custom result: {result:?}") };
+    assert_eq!(serde_json::from_slice::<Value>(&custom.output).unwrap(), json!({"name": "x", "items": []}));
+
+    let message = event::websocket("sendMessage", "conn-1").route_key("action").text(r#"{"text": "hi"}"#);
+    let result = conn.call(message).await.unwrap();
+    assert_eq!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: true, error_message: String::new() })));
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn an_unknown_name_is_a_startup_error_listing_the_declared_names() {
+    let rt = demo_blueprint(&["getOrder"]).bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, DEMO).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let output = process.stderr_text();
+    assert!(output.contains(r#"bound to name "getOrder", which the blueprint does not declare"#), "{output}");
+    assert!(output.contains("demo::get_order (examples/registry-demo/src/bin/demo.rs:"), "{output}");
+    assert!(output.contains("it declares: addNote, countHits, createDraft, createOrder, echo,"), "{output}");
+}
+
+#[tokio::test]
+async fn two_functions_with_one_tag_are_a_startup_error_naming_both() {
+    let rt = TestRuntime::builder().handler("listOrders", "GET::/orders").bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, DUPLICATE_TAGS).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let output = process.stderr_text();
+    let file = "examples/registry-demo/src/bin/duplicate_tags.rs";
+    let expected = format!(
+        "two handlers are registered for GET::/orders: duplicate_tags::list_orders ({file}:7) and duplicate_tags::list_orders_again ({file}:12)"
+    );
+    assert!(output.contains(&expected), "expected {expected:?} in:\n{output}");
+    // Refused before connecting.
+    match rt.accept_timeout(Duration::from_millis(300)).await {
+        Err(Error::Timeout { .. }) => {}
+        other => panic!("duplicate_tags should not have connected: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_name_that_resolves_to_a_tag_already_served_is_a_startup_error_naming_both() {
+    let rt = TestRuntime::builder().handler("listOrders", "GET::/orders").bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, NAME_CLASH).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let output = process.stderr_text();
+    let file = "examples/registry-demo/src/bin/name_clash.rs";
+    let expected = format!(
+        "two handlers serve tag GET::/orders: name_clash::list_orders ({file}:7) and name_clash::list_orders_by_name ({file}:12)"
+    );
+    assert!(output.contains(&expected), "expected {expected:?} in:\n{output}");
+}
+
+#[tokio::test]
+async fn the_manifest_lists_tags_and_names() {
+    let rt = TestRuntime::builder().bind().await.unwrap();
+    let mut process = HandlerProcess::command(DEMO).envs(rt.env()).arg("--manifest").spawn().unwrap();
+    assert_eq!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let manifest: Value = serde_json::from_str(&process.stdout_text()).unwrap();
+    let handlers = manifest["handlers"].as_array().unwrap();
+    assert_eq!(handlers.len(), 14, "{manifest:#}");
+    let by_name: Vec<&Value> = handlers.iter().filter(|h| h.get("name").is_some()).collect();
+    assert_eq!(by_name.len(), 2, "{manifest:#}");
+    assert_eq!(by_name[0]["name"], "getOrder");
+    assert_eq!(by_name[0]["kind"], "http");
+    assert_eq!(by_name[0]["function"], "demo::get_order");
+    assert_eq!(by_name[0]["maxConcurrent"], 4);
+    assert!(by_name[0].get("tag").is_none(), "{manifest:#}");
+    assert_eq!(by_name[1]["name"], "nightlyCleanup");
+    assert_eq!(by_name[1]["kind"], "schedule");
+    let version = handlers.iter().find(|h| h["tag"] == "GET::/version").expect("the library's handler");
+    assert_eq!(version["function"], "registry_demo::version");
+    assert_eq!(version["file"], "examples/registry-demo/src/lib.rs");
+    let tags: Vec<&str> = handlers.iter().filter_map(|h| h["tag"].as_str()).collect();
+    assert!(tags.contains(&"GET::/files/{*path}"), "{tags:?}");
+    assert!(tags.contains(&"source::orders-queue::processOrders"), "{tags:?}");
+    assert!(tags.is_sorted(), "{tags:?}");
+    assert!(rt.accept_timeout(Duration::from_millis(300)).await.is_err(), "the manifest run connected");
+}

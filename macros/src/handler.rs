@@ -1,0 +1,507 @@
+//! `#[http_handler]`, `#[websocket_handler]`, `#[consumer]`,
+//! `#[schedule_handler]` and `#[custom_handler]`: the user's function, unchanged,
+//! and a registry entry that calls it through the kind's extractor and
+//! responder traits.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
+
+use crate::args::{self, Binding, Errors, HandlerArgs};
+use crate::kind::{ConsumerMode, KindSpec};
+use crate::tag::TagKind;
+
+/// Expands a handler attribute of `kind`.
+pub fn expand(kind: TagKind, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let args = args::parse(kind, attr);
+    let function = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(function)) => Some(function),
+        Ok(other) => {
+            errors.push(not_a_function(kind, &other));
+            None
+        }
+        Err(_) => {
+            errors.push(syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "`#[{}]` goes on an `async fn` with a body, outside any `impl` or `trait` block: write {}",
+                    kind.attribute(),
+                    handler_usage(kind)
+                ),
+            ));
+            None
+        }
+    };
+    if let Some(function) = &function {
+        check_signature(kind, &function.sig, &mut errors);
+    }
+    let args = match args {
+        Ok(args) => Some(args),
+        Err(error) => {
+            errors.push(error);
+            None
+        }
+    };
+    if let Err(error) = errors.finish() {
+        // The original item stays, so the only errors are these.
+        let error = error.to_compile_error();
+        return quote!(#item #error);
+    }
+    let (Some(function), Some(args)) = (function, args) else {
+        return item;
+    };
+    let registration = registration(kind, &function, &args);
+    quote!(#item #registration)
+}
+
+fn handler_usage(kind: TagKind) -> String {
+    format!("`#[{}(\"{}\")] async fn handler(...) {{ ... }}`", kind.attribute(), kind.example())
+}
+
+fn not_a_function(kind: TagKind, item: &Item) -> syn::Error {
+    let (what, span) = describe_item(item);
+    syn::Error::new_spanned(
+        span,
+        format!("`#[{}]` goes on an `async fn`, not on {what}: write {}", kind.attribute(), handler_usage(kind)),
+    )
+}
+
+/// What a non-function item is, and the tokens to point at: its keyword and
+/// name.
+pub fn describe_item(item: &Item) -> (&'static str, TokenStream) {
+    match item {
+        Item::Struct(i) => ("a struct", spanned(&i.struct_token, &i.ident)),
+        Item::Enum(i) => ("an enum", spanned(&i.enum_token, &i.ident)),
+        Item::Union(i) => ("a union", spanned(&i.union_token, &i.ident)),
+        Item::Const(i) => ("a const", spanned(&i.const_token, &i.ident)),
+        Item::Static(i) => ("a static", spanned(&i.static_token, &i.ident)),
+        Item::Trait(i) => ("a trait", spanned(&i.trait_token, &i.ident)),
+        Item::Type(i) => ("a type alias", spanned(&i.type_token, &i.ident)),
+        Item::Mod(i) => ("a module", spanned(&i.mod_token, &i.ident)),
+        Item::Impl(i) => ("an `impl` block", spanned(&i.impl_token, &i.self_ty)),
+        Item::Use(i) => ("a `use` declaration", spanned(&i.use_token, &i.use_token)),
+        Item::Fn(i) => ("a function", spanned(&i.sig.fn_token, &i.sig.ident)),
+        _ => ("this item", quote!(#item).into_iter().take(1).collect()),
+    }
+}
+
+fn spanned(a: &impl quote::ToTokens, b: &impl quote::ToTokens) -> TokenStream {
+    quote!(#a #b)
+}
+
+/// Reports every way the signature cannot be a handler.
+fn check_signature(kind: TagKind, sig: &Signature, errors: &mut Errors) {
+    let attribute = kind.attribute();
+    let name = sig.ident.unraw();
+    if let Some(constness) = &sig.constness {
+        errors.push(syn::Error::new_spanned(
+            constness,
+            format!("a handler cannot be a `const fn`: write `async fn {name}(...)`"),
+        ));
+    }
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new_spanned(
+            sig.fn_token,
+            format!("`#[{attribute}]` goes on an `async fn`: write `async fn {name}(...)`"),
+        ));
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.push(syn::Error::new_spanned(
+            unsafety,
+            format!(
+                "a handler cannot be an `unsafe fn`: the runtime calls it and cannot uphold a safety contract; write `async fn {name}(...)` and put `unsafe` blocks inside"
+            ),
+        ));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(syn::Error::new_spanned(
+            abi,
+            format!("a handler cannot have an `extern` ABI: write `async fn {name}(...)`"),
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        let lifetimes_only = sig.generics.params.iter().all(|p| matches!(p, syn::GenericParam::Lifetime(_)))
+            && sig.generics.where_clause.is_none();
+        let message = if lifetimes_only {
+            format!(
+                "a handler cannot have lifetime parameters: its arguments are owned values taken from the event; write `async fn {name}(...)` with owned argument types such as `String` or `Json<T>`"
+            )
+        } else {
+            format!(
+                "a handler cannot be generic: the registry calls one concrete function; write `async fn {name}(...)` with concrete types, such as `Json<Order>` rather than `Json<T>`"
+            )
+        };
+        let span = match &sig.generics.where_clause {
+            Some(where_clause) if sig.generics.params.is_empty() => quote!(#where_clause),
+            _ => {
+                let generics = &sig.generics;
+                quote!(#generics)
+            }
+        };
+        errors.push(syn::Error::new_spanned(span, message));
+    }
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => errors.push(syn::Error::new_spanned(
+                receiver,
+                format!(
+                    "`#[{attribute}]` goes on a free `async fn`, not a method taking `self`: move `{name}` out of the `impl` block, and take shared values as `State<T>` (given with `App::state`)"
+                ),
+            )),
+            FnArg::Typed(typed) => {
+                let ty = &typed.ty;
+                if find_impl(quote!(#ty)).is_some() {
+                    errors.push(syn::Error::new_spanned(
+                        &typed.ty,
+                        "an argument of type `impl Trait` makes the handler generic: name a concrete type, such as `Json<Order>`",
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push(syn::Error::new_spanned(variadic, "a handler cannot take variadic arguments"));
+    }
+}
+
+/// The first `impl` keyword in a type, at any depth.
+fn find_impl(tokens: TokenStream) -> Option<Span> {
+    tokens.into_iter().find_map(|token| match token {
+        TokenTree::Ident(ident) if ident == "impl" => Some(ident.span()),
+        TokenTree::Group(group) => find_impl(group.stream()),
+        _ => None,
+    })
+}
+
+/// Gives every token of `tokens` the span `span`, so an error anywhere in
+/// them points there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut new = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                token = TokenTree::Group(new);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+/// A type as a person writes it, for messages: `Json<Order>`.
+pub fn type_text(ty: &Type) -> String {
+    let mut text = quote!(#ty).to_string();
+    for (from, to) in [(" :: ", "::"), (":: ", "::"), (" ::", "::"), (" < ", "<"), ("< ", "<"), (" <", "<")] {
+        text = text.replace(from, to);
+    }
+    for (from, to) in [(" > ", ">"), (" >", ">"), (" ,", ","), ("& ", "&"), ("( ", "("), (" )", ")")] {
+        text = text.replace(from, to);
+    }
+    text
+}
+
+/// Whether a `#[consumer]` takes the whole batch: an argument whose type's
+/// last path segment is `Batch`.
+fn consumer_mode(sig: &Signature) -> ConsumerMode {
+    let takes_batch = sig.inputs.iter().any(|input| match input {
+        FnArg::Typed(typed) => match &*typed.ty {
+            Type::Path(path) => path.path.segments.last().is_some_and(|segment| segment.ident == "Batch"),
+            _ => false,
+        },
+        FnArg::Receiver(_) => false,
+    });
+    if takes_batch { ConsumerMode::Batch } else { ConsumerMode::Record }
+}
+
+/// The registry entry for a checked handler.
+fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenStream {
+    let sig = &function.sig;
+    let ident = &sig.ident;
+    let name = ident.unraw().to_string();
+    let mode = if kind == TagKind::Consumer { consumer_mode(sig) } else { ConsumerMode::Record };
+    let spec = KindSpec::of(kind, mode);
+
+    let types: Vec<&Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(typed) => Some(&*typed.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+
+    let variables: Vec<_> = (0..types.len()).map(|i| format_ident!("__celerity_arg{}", i)).collect();
+    let extracts = types.iter().zip(&variables).enumerate().map(|(index, (ty, variable))| {
+        let span = ty.span();
+        let extract = respan(spec.extract.clone(), span);
+        let last = index + 1 == types.len();
+        let reject = &spec.reject;
+        let call = if last {
+            let method = respan(spec.from_owned.clone(), span);
+            quote_spanned!(span=> <#ty as #extract>::#method(__celerity_event, &__celerity_cx))
+        } else {
+            let method = respan(spec.from.clone(), span);
+            quote_spanned!(span=> <#ty as #extract>::#method(&mut __celerity_event, &__celerity_cx))
+        };
+        quote! {
+            let #variable = match #call {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(error) => return #reject(error),
+            };
+        }
+    });
+
+    let respond = match &sig.output {
+        ReturnType::Type(_, ty) => {
+            let span = ty.span();
+            let respond = respan(spec.respond.clone(), span);
+            let method = respan(spec.respond_method.clone(), span);
+            if find_impl(quote!(#ty)).is_some() {
+                quote_spanned!(span=> #respond::#method(__celerity_output))
+            } else {
+                quote_spanned!(span=> <#ty as #respond>::#method(__celerity_output))
+            }
+        }
+        ReturnType::Default => {
+            let span = ident.span();
+            let respond = respan(spec.respond.clone(), span);
+            let method = respan(spec.respond_method.clone(), span);
+            quote_spanned!(span=> <() as #respond>::#method(__celerity_output))
+        }
+    };
+
+    let event = &spec.event;
+    let (event_pattern, cx_pattern) = match types.len() {
+        0 => (quote!(_), quote!(_)),
+        1 => (quote!(__celerity_event), quote!(__celerity_cx)),
+        _ => (quote!(mut __celerity_event), quote!(__celerity_cx)),
+    };
+    let adapter = respan(spec.adapter.clone(), ident.span());
+    let mut handler = quote_spanned! {ident.span()=>
+        #adapter::new(move |#event_pattern: #event, #cx_pattern: ::celerity::Context| async move {
+            #(#extracts)*
+            let __celerity_output = #ident(#(#variables),*).await;
+            #respond
+        })
+    };
+    if let Some(n) = args.concurrency {
+        let n = proc_macro2::Literal::u32_unsuffixed(n);
+        handler = quote!(#handler.concurrency(#n));
+    }
+    let handler = quote_spanned!(ident.span()=> ::std::sync::Arc::new(#handler));
+
+    let key = match &args.binding {
+        Binding::Tag(tag) => quote!(::celerity::HandlerKey::Tag(::std::string::String::from(#tag))),
+        Binding::Name(name) => quote!(::celerity::HandlerKey::Name(::std::string::String::from(#name))),
+    };
+    let max_concurrent = args.max_concurrent.map(|n| {
+        let n = proc_macro2::Literal::u32_unsuffixed(n);
+        quote!(.max_concurrent(#n))
+    });
+    let variant = &spec.variant;
+    let line = quote_spanned!(ident.span()=> ::core::line!());
+    let file = quote_spanned!(ident.span()=> ::core::file!());
+
+    let body_check = spec.body.map(|body| body_check(&spec, body, &types));
+    let cfgs = function.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+
+    quote! {
+        #(#cfgs)*
+        #[allow(non_upper_case_globals, non_snake_case, deprecated, unused_qualifications, clippy::all)]
+        const _: () = {
+            #body_check
+
+            #[::celerity::__private::linkme::distributed_slice(::celerity::registry::HANDLERS)]
+            #[linkme(crate = ::celerity::__private::linkme)]
+            static __CELERITY_HANDLER: fn() -> ::celerity::Registration = __celerity_registration;
+
+            fn __celerity_registration() -> ::celerity::Registration {
+                ::celerity::Registration::new(
+                    #key,
+                    #variant,
+                    ::celerity::Origin {
+                        function: ::core::concat!(::core::module_path!(), "::", #name),
+                        file: #file,
+                        line: #line,
+                    },
+                    #handler,
+                )
+                #max_concurrent
+            }
+        };
+    }
+}
+
+/// A compile-time check that at most one argument reads the event's body:
+/// for each pair that both do, a panic naming the two types.
+fn body_check(spec: &KindSpec, body: &str, types: &[&Type]) -> Option<TokenStream> {
+    if types.len() < 2 {
+        return None;
+    }
+    let mut checks = Vec::new();
+    for second in 1..types.len() {
+        for first in 0..second {
+            let (a, b) = (types[first], types[second]);
+            let message = format!(
+                "`{}` and `{}` both read {body}, but {} can read it with one argument only: keep one of them",
+                type_text(a),
+                type_text(b),
+                spec.handler_noun
+            );
+            let extract_a = respan(spec.extract.clone(), a.span());
+            let extract_b = respan(spec.extract.clone(), b.span());
+            let span = b.span();
+            checks.push(quote_spanned! {span=>
+                if <#a as #extract_a>::READS_BODY && <#b as #extract_b>::READS_BODY {
+                    ::core::panic!(#message);
+                }
+            });
+        }
+    }
+    Some(quote! {
+        #[allow(dead_code)]
+        const AT_MOST_ONE_ARGUMENT_READS_THE_BODY: () = {
+            #(#checks)*
+        };
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand_str(kind: TagKind, attr: TokenStream, item: TokenStream) -> String {
+        expand(kind, attr, item).to_string()
+    }
+
+    #[test]
+    fn a_valid_handler_keeps_the_function_and_registers_it() {
+        let item = quote! {
+            async fn get_order(Path(id): Path<u64>, cx: Context) -> Json<Order> { todo!() }
+        };
+        let out = expand_str(TagKind::Http, quote!("GET::/orders/{id+}", max_concurrent = 3), item.clone());
+        assert!(out.starts_with(&item.to_string()), "{out}");
+        for part in [
+            "distributed_slice (:: celerity :: registry :: HANDLERS)",
+            "linkme (crate = :: celerity :: __private :: linkme)",
+            "HandlerKey :: Tag (:: std :: string :: String :: from (\"GET::/orders/{*id}\"))",
+            ":: celerity :: HandlerKind :: Http",
+            "< Path < u64 > as :: celerity :: http :: FromRequest > :: from_request (& mut __celerity_event",
+            "< Context as :: celerity :: http :: FromRequest > :: from_request_owned (__celerity_event",
+            "< Json < Order > as :: celerity :: __private :: IntoHttpOutcome > :: into_http_outcome",
+            "get_order (__celerity_arg0 , __celerity_arg1) . await",
+            ". max_concurrent (3)",
+            "AT_MOST_ONE_ARGUMENT_READS_THE_BODY",
+        ] {
+            assert!(out.contains(part), "missing {part:?} in:\n{out}");
+        }
+    }
+
+    #[test]
+    fn zero_arguments_and_by_name() {
+        let out = expand_str(
+            TagKind::Custom,
+            quote!(name = "resize"),
+            quote!(
+                async fn resize() {}
+            ),
+        );
+        assert!(out.contains("HandlerKey :: Name (:: std :: string :: String :: from (\"resize\"))"), "{out}");
+        assert!(out.contains("move | _ : :: celerity :: custom :: Invocation , _ : :: celerity :: Context |"), "{out}");
+        assert!(out.contains("< () as :: celerity :: custom :: IntoCustomOutcome >"), "{out}");
+        assert!(!out.contains("READS_BODY"), "{out}");
+    }
+
+    #[test]
+    fn a_consumer_taking_the_batch_is_a_batch_consumer() {
+        let item = quote!(
+            async fn all(info: BatchInfo, batch: celerity::consumer::Batch) {}
+        );
+        let out = expand_str(TagKind::Consumer, quote!("source::q::all"), item);
+        assert!(out.contains(":: celerity :: consumer :: BatchFn :: new"), "{out}");
+        assert!(out.contains("FromBatch > :: from_batch_owned"), "{out}");
+        let item = quote!(
+            async fn one(record: RawRecord) {}
+        );
+        let out = expand_str(TagKind::Consumer, quote!("source::q::one", concurrency = 8), item);
+        assert!(out.contains(":: celerity :: consumer :: RecordFn :: new"), "{out}");
+        assert!(out.contains(". concurrency (8)"), "{out}");
+    }
+
+    #[test]
+    fn cfg_attributes_follow_the_function() {
+        let item = quote!(
+            #[cfg(feature = "x")]
+            async fn f() {}
+        );
+        let out = expand_str(TagKind::Http, quote!("GET::/f"), item);
+        assert_eq!(out.matches("# [cfg (feature = \"x\")]").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn errors_keep_the_original_item_and_register_nothing() {
+        let cases = [
+            (
+                quote!("get::/x"),
+                quote!(
+                    async fn f() {}
+                ),
+            ),
+            (
+                quote!("GET::/x"),
+                quote!(
+                    fn f() {}
+                ),
+            ),
+            (
+                quote!("GET::/x", max_concurrent = 0),
+                quote!(
+                    async fn f<T>(t: T) {}
+                ),
+            ),
+            (
+                quote!("GET::/x"),
+                quote!(
+                    struct S;
+                ),
+            ),
+            (
+                quote!(),
+                quote!(
+                    async fn f(&self) {}
+                ),
+            ),
+        ];
+        for (attr, item) in cases {
+            let out = expand_str(TagKind::Http, attr, item.clone());
+            assert!(out.starts_with(&item.to_string()), "{out}");
+            assert!(out.contains("compile_error"), "{out}");
+            assert!(!out.contains("distributed_slice"), "{out}");
+        }
+    }
+
+    #[test]
+    fn every_signature_problem_is_reported() {
+        let item = quote!(
+            unsafe fn f<T>(&self, x: impl Into<T>) {}
+        );
+        let out = expand_str(TagKind::Http, quote!("GET::/x"), item);
+        assert_eq!(out.matches("compile_error").count(), 5, "{out}");
+    }
+
+    #[test]
+    fn types_read_as_written() {
+        let ty: Type = syn::parse_quote!(Option<Json<Order>>);
+        assert_eq!(type_text(&ty), "Option<Json<Order>>");
+        let ty: Type = syn::parse_quote!(&'static str);
+        assert_eq!(type_text(&ty), "&'static str");
+        let ty: Type = syn::parse_quote!(celerity::http::Path<(String, u32)>);
+        assert_eq!(type_text(&ty), "celerity::http::Path<(String, u32)>");
+    }
+}

@@ -1,0 +1,6 @@
+use celerity::consumer;
+
+#[consumer("orders-queue::processOrders")]
+async fn process() {}
+
+fn main() {}

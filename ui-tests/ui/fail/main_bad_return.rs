@@ -1,0 +1,4 @@
+#[celerity::main]
+async fn main() -> u8 {
+    0
+}

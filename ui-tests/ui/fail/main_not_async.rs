@@ -1,0 +1,4 @@
+#[celerity::main]
+fn main() -> celerity::Result<()> {
+    Ok(())
+}

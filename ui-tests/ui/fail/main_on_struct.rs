@@ -1,0 +1,6 @@
+#[celerity::main]
+struct App;
+
+fn main() {
+    let _ = App;
+}

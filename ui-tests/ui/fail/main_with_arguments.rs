@@ -1,0 +1,5 @@
+#[celerity::main]
+async fn main(port: u16) -> celerity::Result<()> {
+    let _ = port;
+    Ok(())
+}

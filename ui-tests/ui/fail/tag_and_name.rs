@@ -1,0 +1,6 @@
+use celerity::http_handler;
+
+#[http_handler("GET::/orders/{id}", name = "getOrder")]
+async fn get_order() {}
+
+fn main() {}

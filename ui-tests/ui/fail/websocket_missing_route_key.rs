@@ -1,0 +1,6 @@
+use celerity::websocket_handler;
+
+#[websocket_handler("$connect")]
+async fn connect() {}
+
+fn main() {}

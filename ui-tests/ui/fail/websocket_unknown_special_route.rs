@@ -1,0 +1,6 @@
+use celerity::websocket_handler;
+
+#[websocket_handler("event::$open")]
+async fn open() {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use celerity::websocket_handler;
+
+#[websocket_handler("GET::/chat")]
+async fn chat() {}
+
+fn main() {}
