@@ -288,19 +288,35 @@ impl App {
     /// runtime; handlers run on it.
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
-        let settings = match self.settings.clone() {
-            Some(settings) => settings,
-            None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
-        };
         let registrations = self.registrations();
+        // A binary with two handlers for one tag is broken whatever is asked
+        // of it, manifest included.
+        registry::check_duplicates(&registrations).map_err(|e| Error::typed("DuplicateHandler", e))?;
+        // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             println!("{}", crate::manifest::render(&registrations));
             return Ok(());
         }
-        registry::check_duplicates(&registrations).map_err(|e| Error::typed("DuplicateHandler", e))?;
+        let settings = match self.settings.clone() {
+            Some(settings) => settings,
+            None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
+        };
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)
     }
+}
+
+/// Serves every handler the attribute macros registered, for applications
+/// that build their own tokio runtime: `App::new().run()` with nothing added.
+///
+/// ```no_run
+/// // Inside a runtime the application built itself, e.g. under `#[tokio::main]`:
+/// async fn serve() -> celerity::Result<()> {
+///     celerity::run().await
+/// }
+/// ```
+pub async fn run() -> Result<(), Error> {
+    App::new().run().await
 }
 
 /// Runs an application's `main`: builds a multi-threaded tokio runtime, runs

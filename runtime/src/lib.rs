@@ -8,19 +8,39 @@
 //! write plain `async fn`s.
 //!
 //! ```no_run
-//! use celerity::App;
-//! use celerity::http::{Json, Path};
+//! use celerity::prelude::*;
 //!
-//! async fn get_order(Path(id): Path<u64>) -> Json<serde_json::Value> {
-//!     Json(serde_json::json!({ "id": id }))
+//! #[derive(serde::Serialize)]
+//! struct Order {
+//!     id: u64,
 //! }
 //!
-//! fn main() -> std::process::ExitCode {
-//!     celerity::run_main(|| async {
-//!         App::new().http("GET::/orders/{id}", get_order).run().await
-//!     })
+//! #[celerity::http_handler("GET::/orders/{id}")]
+//! async fn get_order(Path(id): Path<u64>) -> Result<Json<Order>, HttpError> {
+//!     if id == 0 {
+//!         return Err(HttpError::not_found("no such order"));
+//!     }
+//!     Ok(Json(Order { id }))
 //! }
+//!
+//! #[celerity::consumer("source::orders-queue::processOrders")]
+//! async fn process(record: Record<serde_json::Value>) -> Result<(), Error> {
+//!     // An `Err` names this record in the batch result; the others are
+//!     // acknowledged.
+//!     println!("order event {}", record.message_id());
+//!     Ok(())
+//! }
+//!
+//! #[celerity::main]
+//! async fn main() {}
 //! ```
+//!
+//! Handlers can also be registered without the attributes, with [`App`],
+//! and [`run_main`] / [`run`] start serving from a `main` of your own.
+//!
+//! The modules, one per kind of event: [`http`], [`websocket`],
+//! [`consumer`], [`schedule`], [`custom`]. The protocol itself is in
+//! [`session`], free of I/O.
 #![warn(missing_docs)]
 
 mod app;
@@ -48,7 +68,7 @@ pub mod transport;
 pub mod version;
 pub mod websocket;
 
-pub use app::{App, app, run_main};
+pub use app::{App, app, run, run_main};
 pub use context::{CancelReason, Context, State};
 pub use driver::ServeError;
 pub use error::{Error, Result};
@@ -59,6 +79,10 @@ pub use registry::{HandlerKey, HandlerKind, Origin, Registration};
 
 /// The handler attributes and `#[celerity::main]`.
 pub use celerity_macros::{consumer, custom_handler, http_handler, main, schedule_handler, websocket_handler};
+
+/// Reference-counted bytes: request and message bodies, handed to handlers
+/// without copying.
+pub use bytes::Bytes;
 
 /// The protocol's generated types, for tests and tools that speak the wire.
 pub use celerity_proto as proto;

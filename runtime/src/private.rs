@@ -23,8 +23,8 @@
 //!
 //! `#[celerity::main]` expands to `fn main() -> ExitCode` calling [`main`]
 //! with the user's body as an `async fn`. Users who build their own tokio
-//! runtime call `celerity::App::new().run().await` instead: that is the
-//! `celerity::run`-style entry point, and it serves the same registry.
+//! runtime call `celerity::run().await` (or `App::new().run().await`)
+//! instead, which serves the same registry.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,9 +59,11 @@ pub trait MainOutput {
     fn finish(self) -> MainFuture;
 }
 
+/// An initialisation-only `main` (or an empty one): serve every handler the
+/// attributes registered.
 impl MainOutput for () {
     fn finish(self) -> MainFuture {
-        Box::pin(std::future::ready(Ok(())))
+        Box::pin(App::new().run())
     }
 }
 
@@ -103,7 +105,6 @@ mod tests {
 
     #[test]
     fn main_passes_results_on() {
-        assert_eq!(main(|| async {}), ExitCode::SUCCESS);
         assert_eq!(main(|| async { Ok::<(), Error>(()) }), ExitCode::SUCCESS);
         assert_eq!(main(|| async { Err::<(), _>(std::io::Error::other("no")) }), ExitCode::FAILURE);
         assert_eq!(main(|| async { Err::<App, _>(Error::msg("no")) }), ExitCode::FAILURE);
