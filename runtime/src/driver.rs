@@ -3,28 +3,51 @@
 //! carries out the session's actions.
 //!
 //! The stream is served from a thread of its own, on a single-threaded tokio
-//! runtime, while handlers run on the application's runtime. A handler that
-//! blocks every worker thread of the application (with `std::thread::sleep`,
-//! say) therefore cannot stop frames being read, cancellations delivered or
-//! deadlines answered.
+//! runtime, while handlers run on the application's runtime. No user code
+//! runs on that thread (even building a handler's future happens inside its
+//! task), so a handler that blocks every worker thread of the application
+//! (with `std::thread::sleep`, say) cannot stop frames being read,
+//! cancellations delivered or deadlines answered.
+//!
+//! It can still stop other *handlers* from running: a blocked worker thread
+//! runs nothing else. Blocking work (file I/O through `std::fs`, CPU-heavy
+//! computation, a synchronous client) belongs on tokio's blocking pool:
+//!
+//! ```ignore
+//! async fn thumbnail(Path(id): Path<String>) -> Result<Vec<u8>, celerity::Error> {
+//!     let bytes = tokio::task::spawn_blocking(move || render(&id)).await??;
+//!     Ok(bytes)
+//! }
+//! ```
+//!
+//! Dropping a handler at its deadline cannot stop blocking code either: it
+//! runs on until it returns, and only its answer is discarded.
 
+use std::backtrace::Backtrace;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use celerity_proto::v1::{
     HandlerError, HandlerMessage, RuntimeMessage, handler_runtime_service_client::HandlerRuntimeServiceClient,
     result::Outcome,
 };
-use futures_util::FutureExt;
+use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
+use crate::handler::HandlerFuture;
 use crate::registry::Registration;
 use crate::session::{Action, HandlerSpec, Input, Session, SessionConfig, SessionError, error_type};
 use crate::settings::Settings;
@@ -57,13 +80,31 @@ impl fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
-/// Commands from the application to the running session.
+/// What reaches the driver from outside the I/O thread: the application's
+/// requests and handler completions, on one channel so that a handler's
+/// requests arrive before its completion.
+// `Input` is large only for its frame variant, which never travels here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Command {
     Input(Input),
+    /// A handler task finished.
+    Completed {
+        id: String,
+        /// Which task for that id (see [`Running::generation`]).
+        generation: u64,
+        outcome: Outcome,
+    },
 }
 
+/// How many commands are taken in one turn before the stream is looked at
+/// again.
+const COMMAND_BATCH: usize = 256;
+
 struct Running {
+    /// Tells this task from an earlier one for the same id, whose late
+    /// completion must not be taken for this one's.
+    generation: u64,
     abort: AbortHandle,
     cx: Context,
 }
@@ -108,8 +149,11 @@ async fn run_stream(
     settings: Settings,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) -> Result<(), ServeError> {
-    let channel = transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
-    tracing::debug!(target = %settings.target, "connected to the runtime");
+    install_panic_hook(settings.expose_stack);
+    // Listening first: a signal while the runtime is still starting stops
+    // the process cleanly rather than killing it.
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
 
     let specs: Vec<HandlerSpec> = served
         .registrations
@@ -120,29 +164,44 @@ async fn run_stream(
     config.cancel_grace_ms = settings.cancel_grace.as_millis() as u64;
     config.shutdown_grace_ms = settings.shutdown_grace.as_millis() as u64;
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
+
+    let (out_tx, out_rx) = mpsc::channel::<HandlerMessage>(1024);
+    let open = async {
+        let channel =
+            transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
+        tracing::debug!(target = %settings.target, "connected to the runtime");
+        let mut client = HandlerRuntimeServiceClient::new(channel)
+            .max_decoding_message_size(settings.max_message_bytes)
+            .max_encoding_message_size(settings.max_message_bytes);
+        let response = tokio::time::timeout(handshake_timeout, client.event_stream(ReceiverStream::new(out_rx)))
+            .await
+            .map_err(|_| {
+                ServeError::Session(SessionError::HandshakeTimeout {
+                    expected: "the event stream to open",
+                    waited_ms: handshake_timeout.as_millis() as u64,
+                })
+            })?
+            .map_err(|status| ServeError::Stream(error_chain(&status)))?;
+        Ok::<_, ServeError>(response.into_inner())
+    };
+    let mut inbound = tokio::select! {
+        inbound = open => inbound?,
+        _ = sigterm.recv() => {
+            tracing::info!("SIGTERM before the stream was open; stopping");
+            return Ok(());
+        }
+        _ = sigint.recv() => {
+            tracing::info!("SIGINT before the stream was open; stopping");
+            return Ok(());
+        }
+    };
     let mut session = Session::new(config, now_ms());
 
-    let mut client = HandlerRuntimeServiceClient::new(channel)
-        .max_decoding_message_size(settings.max_message_bytes)
-        .max_encoding_message_size(settings.max_message_bytes);
-    let (out_tx, out_rx) = mpsc::channel::<HandlerMessage>(1024);
-    let response = tokio::time::timeout(handshake_timeout, client.event_stream(ReceiverStream::new(out_rx)))
-        .await
-        .map_err(|_| {
-            ServeError::Session(SessionError::HandshakeTimeout {
-                expected: "the event stream to open",
-                waited_ms: handshake_timeout.as_millis() as u64,
-            })
-        })?
-        .map_err(|status| ServeError::Stream(error_chain(&status)))?;
-    let mut inbound = response.into_inner();
-
-    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
-
     let mut out = Some(out_tx);
+    let mut closed_our_half = false;
     let mut running: HashMap<String, Running> = HashMap::new();
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(String, Outcome)>();
+    let mut generation: u64 = 0;
+    let done_tx = served.handle.commands();
 
     loop {
         while let Some(action) = session.poll_action() {
@@ -157,6 +216,7 @@ async fn run_stream(
                     }
                 }
                 Action::Start { handler, dispatch } => {
+                    generation += 1;
                     let id = dispatch.id.clone();
                     let registration = &served.registrations[handler];
                     let cx = Context::new(
@@ -168,17 +228,22 @@ async fn run_stream(
                         Arc::clone(&served.state),
                         served.handle.clone(),
                     );
-                    let future = registration.handler.call(dispatch, cx.clone());
+                    let handler = Arc::clone(&registration.handler);
+                    let task_cx = cx.clone();
                     let done = done_tx.clone();
                     let task_id = id.clone();
+                    let task_generation = generation;
                     let task = served.app.spawn(async move {
-                        let outcome = match AssertUnwindSafe(future).catch_unwind().await {
-                            Ok(outcome) => outcome,
-                            Err(panic) => panic_outcome(panic.as_ref()),
+                        // Building the future is user code too: it runs here,
+                        // never on the I/O thread, and a panic in it is an
+                        // answer like any other.
+                        let outcome = match guarded(|| handler.call(dispatch, task_cx)) {
+                            Ok(future) => CatchPanic { future }.await,
+                            Err(outcome) => outcome,
                         };
-                        let _ = done.send((task_id, outcome));
+                        let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
                     });
-                    running.insert(id, Running { abort: task.abort_handle(), cx });
+                    running.insert(id, Running { generation, abort: task.abort_handle(), cx });
                 }
                 Action::Cancel { id, reason } => {
                     if let Some(task) = running.get(&id) {
@@ -199,7 +264,7 @@ async fn run_stream(
                 }
                 Action::Serving => tracing::info!(
                     target = %settings.target,
-                    credit = settings.concurrency,
+                    credit = session.credit().window(),
                     "handshake complete; serving events"
                 ),
                 Action::UnversionedRuntime => tracing::info!(
@@ -211,19 +276,25 @@ async fn run_stream(
                 Action::Close => {
                     if let Some(tx) = out.take() {
                         linger(&tx).await;
+                        closed_our_half = true;
                     }
+                    // Dropping the sender ends our half of the stream.
                 }
                 Action::Exit(result) => {
                     for (_, task) in running.drain() {
+                        task.cx.cancel(crate::session::CancelReason::Shutdown);
                         task.abort.abort();
                     }
-                    if result.is_ok() {
-                        // Let the runtime see our half-close before the
-                        // connection goes away with this thread.
-                        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                            while let Ok(Some(_)) = inbound.message().await {}
-                        })
-                        .await;
+                    if closed_our_half {
+                        // The frames are written by the connection, which
+                        // lives on this thread's runtime and goes with it.
+                        // The runtime ending its half in answer to ours is
+                        // the sign that it has read everything; wait for
+                        // that, briefly (less when stopping at once).
+                        let wait = if result.is_ok() { Duration::from_secs(2) } else { Duration::from_millis(500) };
+                        let _ =
+                            tokio::time::timeout(wait, async { while let Ok(Some(_)) = inbound.message().await {} })
+                                .await;
                     }
                     return result.map_err(ServeError::Session);
                 }
@@ -241,7 +312,6 @@ async fn run_stream(
             }
         };
         tokio::select! {
-            biased;
             message = inbound.message() => {
                 let input = match message {
                     Ok(Some(message)) => frame_input(message),
@@ -250,19 +320,27 @@ async fn run_stream(
                 };
                 session.handle(now_ms(), input);
             }
-            Some((id, outcome)) = done_rx.recv() => {
-                running.remove(&id);
-                session.handle(now_ms(), Input::Completed { id, outcome });
-                // Take every completion already waiting, so their results go
-                // out together.
-                while let Ok((id, outcome)) = done_rx.try_recv() {
-                    running.remove(&id);
-                    session.handle(now_ms(), Input::Completed { id, outcome });
+            Some(first) = commands.recv() => {
+                // Take what is already waiting, in order, so the results of
+                // completions go out together.
+                let mut next = Some(first);
+                let mut taken = 0;
+                while let Some(command) = next {
+                    match command {
+                        Command::Input(input) => session.handle(now_ms(), input),
+                        Command::Completed { id, generation, outcome } => {
+                            if running.get(&id).is_some_and(|task| task.generation == generation) {
+                                running.remove(&id);
+                                session.handle(now_ms(), Input::Completed { id, outcome });
+                            }
+                            // Otherwise the session answered for it already
+                            // (and perhaps holds a new event with that id).
+                        }
+                    }
+                    taken += 1;
+                    next = if taken < COMMAND_BATCH { commands.try_recv().ok() } else { None };
                 }
             }
-            Some(command) = commands.recv() => match command {
-                Command::Input(input) => session.handle(now_ms(), input),
-            },
             _ = sigterm.recv() => {
                 tracing::info!("SIGTERM: draining; a second signal stops at once");
                 session.handle(now_ms(), Input::Shutdown);
@@ -271,7 +349,12 @@ async fn run_stream(
                 tracing::info!("SIGINT: draining; a second signal stops at once");
                 session.handle(now_ms(), Input::Shutdown);
             }
-            _ = sleep => session.handle(now_ms(), Input::Tick),
+            _ = sleep => {}
+        }
+        // Timers are fired after every turn, whichever branch woke it, so a
+        // busy stream cannot hold a deadline back.
+        if session.next_timer().is_some_and(|at| at <= now_ms()) {
+            session.handle(now_ms(), Input::Tick);
         }
     }
 }
@@ -280,7 +363,7 @@ fn frame_input(message: RuntimeMessage) -> Input {
     Input::Frame(message)
 }
 
-fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal, ServeError> {
+fn signal(kind: SignalKind) -> Result<Signal, ServeError> {
     tokio::signal::unix::signal(kind)
         .map_err(|error| ServeError::Internal(format!("could not listen for signals: {error}")))
 }
@@ -296,10 +379,71 @@ async fn linger(tx: &mpsc::Sender<HandlerMessage>) {
     .await;
 }
 
-/// The answer for a handler that panicked. The panic message goes to the
-/// runtime, which shows `HandlerError` text to HTTP callers; a stack never
-/// does unless the application opts in.
-fn panic_outcome(panic: &(dyn std::any::Any + Send)) -> Outcome {
+/// Whether a panic's stack goes on the wire (`CELERITY_EXPOSE_STACK`).
+static EXPOSE_STACK: AtomicBool = AtomicBool::new(false);
+static PANIC_HOOK: Once = Once::new();
+
+thread_local! {
+    /// Set while user code of a handler runs on this thread.
+    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+    /// The stack of the last handler panic on this thread, when opted in.
+    static PANIC_STACK: RefCell<Option<Backtrace>> = const { RefCell::new(None) };
+}
+
+/// With the opt-in, installs (once) a panic hook that records the stack of a
+/// panic in handler code for the answer, then runs the hook that was there
+/// before (by default, the one that prints the panic). Without it, no hook
+/// is installed and nothing is captured.
+fn install_panic_hook(expose: bool) {
+    EXPOSE_STACK.store(expose, Ordering::Relaxed);
+    if !expose {
+        return;
+    }
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if EXPOSE_STACK.load(Ordering::Relaxed) && IN_HANDLER.with(Cell::get) {
+                let stack = Backtrace::force_capture();
+                PANIC_STACK.with(|slot| *slot.borrow_mut() = Some(stack));
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// Runs user code of a handler, turning a panic into its answer.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Outcome> {
+    PANIC_STACK.with(|slot| slot.borrow_mut().take());
+    let was = IN_HANDLER.with(|flag| flag.replace(true));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(f));
+    IN_HANDLER.with(|flag| flag.set(was));
+    result.map_err(|panic| {
+        let stack = PANIC_STACK.with(|slot| slot.borrow_mut().take());
+        panic_outcome(panic.as_ref(), stack.filter(|_| EXPOSE_STACK.load(Ordering::Relaxed)))
+    })
+}
+
+/// A handler's future, each poll guarded: a panic ends it with its answer.
+struct CatchPanic {
+    future: HandlerFuture,
+}
+
+impl Future for CatchPanic {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Outcome> {
+        let future = &mut self.future;
+        match guarded(|| future.as_mut().poll(cx)) {
+            Ok(poll) => poll,
+            Err(outcome) => Poll::Ready(outcome),
+        }
+    }
+}
+
+/// The answer for a handler that panicked: type `panic` and the panic
+/// message. The runtime shows `HandlerError` text to HTTP callers, so the
+/// stack goes with it only when the application opted in.
+fn panic_outcome(panic: &(dyn std::any::Any + Send), stack: Option<Backtrace>) -> Outcome {
     let message = if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_string()
     } else if let Some(text) = panic.downcast_ref::<String>() {
@@ -307,5 +451,46 @@ fn panic_outcome(panic: &(dyn std::any::Any + Send)) -> Outcome {
     } else {
         "the handler panicked".to_string()
     };
-    Outcome::Error(HandlerError { message, r#type: error_type::PANIC.to_string(), stack: String::new() })
+    Outcome::Error(HandlerError {
+        message,
+        r#type: error_type::PANIC.to_string(),
+        stack: stack.map(|stack| stack.to_string()).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(outcome: Outcome) -> HandlerError {
+        match outcome {
+            Outcome::Error(error) => error,
+            other => panic!("expected a HandlerError, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_panic_is_answered_with_its_message_and_no_stack_by_default() {
+        let error = error(guarded(|| -> () { panic!("boom {}", 7) }).unwrap_err());
+        assert_eq!(error.r#type, "panic");
+        assert_eq!(error.message, "boom 7");
+        assert!(error.stack.is_empty());
+        let error = error_of_str();
+        assert_eq!(error.message, "static boom");
+    }
+
+    fn error_of_str() -> HandlerError {
+        error(guarded(|| -> () { std::panic::panic_any("static boom") }).unwrap_err())
+    }
+
+    #[test]
+    fn a_panicking_future_is_answered() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let future: HandlerFuture = Box::pin(async {
+            tokio::task::yield_now().await;
+            panic!("later");
+        });
+        let error = error(runtime.block_on(CatchPanic { future }));
+        assert_eq!(error.message, "later");
+    }
 }

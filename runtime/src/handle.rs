@@ -38,14 +38,26 @@ impl AppHandle {
     /// Sets how many events may be in flight to this process at once (at
     /// least one). Growing sends a `CreditGrant` at once; shrinking withholds
     /// the grants of the next results until the window is the new size.
+    /// While a [`AppHandle::withhold`] is in force the new size waits for
+    /// [`AppHandle::resume`], so a resize never ends a deliberate withhold.
+    /// Called before the handshake, it sets the credit declared in `Ready`.
     pub fn set_concurrency(&self, window: u32) {
         self.input(Input::Resize(window));
     }
 
     /// Asks the application to stop as on SIGTERM: tell the runtime it is
-    /// draining, finish what it holds, and end `run` with `Ok`.
+    /// draining, finish what it holds, and end `run` with `Ok`. Asking again
+    /// changes nothing (unlike a second signal, which stops at once).
     pub fn shutdown(&self) {
-        self.input(Input::Shutdown);
+        self.input(Input::Stop);
+    }
+
+    /// The channel to the driver, which handler completions share with the
+    /// application's requests: one channel keeps a handler's requests ahead
+    /// of its own completion (a `withhold` then `return` withholds on that
+    /// very result).
+    pub(crate) fn commands(&self) -> mpsc::UnboundedSender<Command> {
+        self.commands.clone()
     }
 
     fn input(&self, input: Input) {

@@ -8,8 +8,9 @@
 //! | `CELERITY_HANDLER_CONCURRENCY` | worker pool size, declared as the initial credit | [`DEFAULT_CONCURRENCY`] |
 //! | `CELERITY_CONNECT_TIMEOUT_MS` | how long to retry while the socket is missing or refuses | `30000` |
 //! | `CELERITY_MAX_MESSAGE_BYTES` | largest frame accepted or sent | 64 MiB |
-//! | `CELERITY_CANCEL_GRACE_MS` | how long a cancelled handler may run on before it is abandoned | `1000` |
-//! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM | `10000` |
+//! | `CELERITY_CANCEL_GRACE_MS` | how long a handler may run on after its deadline passes or a `Cancel` arrives, before it is dropped and answered for; below `5000` (the runtime reclaims the place itself after 5 s) | `1000` |
+//! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM or SIGINT | `10000` |
+//! | `CELERITY_EXPOSE_STACK` | `true`: a panicking handler's stack trace goes in `HandlerError.stack`. Off by default, because the runtime shows `HandlerError` text to HTTP callers | off |
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -25,6 +26,13 @@ pub const DEFAULT_FALLBACK_PORT: u16 = 8592;
 pub const DEFAULT_CONCURRENCY: u32 = 64;
 /// The largest frame accepted or sent when `CELERITY_MAX_MESSAGE_BYTES` is not set.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// How long a cancelled handler may run on when `CELERITY_CANCEL_GRACE_MS` is
+/// not set.
+pub const DEFAULT_CANCEL_GRACE_MS: u64 = 1_000;
+/// How long the runtime waits after cancelling before it takes the place
+/// back itself. The cancel grace must be shorter, so that the answer for a
+/// handler that ignores its cancellation still returns the place.
+pub const RUNTIME_RECLAIM_MS: u64 = 5_000;
 
 /// Where to connect.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,10 +63,13 @@ pub struct Settings {
     pub concurrency: u32,
     /// The largest frame accepted or sent.
     pub max_message_bytes: usize,
-    /// How long a cancelled handler may run on before it is abandoned.
+    /// How long a cancelled handler may run on before it is abandoned;
+    /// always below [`RUNTIME_RECLAIM_MS`].
     pub cancel_grace: Duration,
     /// The deadline put on `Draining` after SIGTERM.
     pub shutdown_grace: Duration,
+    /// Whether a panic's stack trace is sent to the runtime.
+    pub expose_stack: bool,
 }
 
 /// A setting in the environment that cannot be used.
@@ -128,10 +139,31 @@ impl Settings {
                 1024,
             )?
             .min(usize::MAX as u64) as usize,
-            cancel_grace: Duration::from_millis(parse_number(&lookup, "CELERITY_CANCEL_GRACE_MS", 1_000, 0)?),
+            cancel_grace: Duration::from_millis(parse_cancel_grace(&lookup)?),
             shutdown_grace: Duration::from_millis(parse_number(&lookup, "CELERITY_SHUTDOWN_GRACE_MS", 10_000, 0)?),
+            expose_stack: match lookup("CELERITY_EXPOSE_STACK") {
+                None => false,
+                Some(value) => parse_bool("CELERITY_EXPOSE_STACK", &value)?,
+            },
         })
     }
+}
+
+fn parse_cancel_grace(lookup: &impl Fn(&str) -> Option<String>) -> Result<u64, SettingsError> {
+    let variable = "CELERITY_CANCEL_GRACE_MS";
+    let grace = parse_number(lookup, variable, DEFAULT_CANCEL_GRACE_MS, 0)?;
+    if grace >= RUNTIME_RECLAIM_MS {
+        return Err(SettingsError {
+            variable,
+            value: lookup(variable).unwrap_or_default(),
+            problem: format!(
+                "the grace must be below {RUNTIME_RECLAIM_MS} ms: the runtime takes a cancelled event's place back \
+                 itself {RUNTIME_RECLAIM_MS} ms after cancelling it, so a later answer would no longer return it; \
+                 the default is {DEFAULT_CANCEL_GRACE_MS}"
+            ),
+        });
+    }
+    Ok(grace)
 }
 
 fn parse_bool(variable: &'static str, value: &str) -> Result<bool, SettingsError> {
@@ -192,6 +224,30 @@ mod tests {
         assert_eq!(s.concurrency, DEFAULT_CONCURRENCY);
         assert_eq!(s.connect_timeout, Duration::from_secs(30));
         assert_eq!(s.max_message_bytes, 64 * 1024 * 1024);
+        assert_eq!(s.cancel_grace, Duration::from_secs(1));
+        assert_eq!(s.shutdown_grace, Duration::from_secs(10));
+        assert!(!s.expose_stack);
+    }
+
+    #[test]
+    fn cancel_grace_stays_inside_the_runtime_reclaim() {
+        assert_eq!(settings(&[("CELERITY_CANCEL_GRACE_MS", "250")]).unwrap().cancel_grace, Duration::from_millis(250));
+        assert_eq!(settings(&[("CELERITY_CANCEL_GRACE_MS", "4999")]).unwrap().cancel_grace.as_millis(), 4999);
+        assert_eq!(settings(&[("CELERITY_CANCEL_GRACE_MS", "0")]).unwrap().cancel_grace, Duration::ZERO);
+        for bad in ["5000", "60000"] {
+            let err = settings(&[("CELERITY_CANCEL_GRACE_MS", bad)]).unwrap_err();
+            assert_eq!(err.variable, "CELERITY_CANCEL_GRACE_MS");
+            assert!(err.problem.contains("below 5000 ms"), "{err}");
+            assert_eq!(err.value, bad);
+        }
+        assert!(settings(&[("CELERITY_CANCEL_GRACE_MS", "soon")]).is_err());
+    }
+
+    #[test]
+    fn the_stack_is_exposed_only_when_asked() {
+        assert!(settings(&[("CELERITY_EXPOSE_STACK", "true")]).unwrap().expose_stack);
+        assert!(!settings(&[("CELERITY_EXPOSE_STACK", "false")]).unwrap().expose_stack);
+        assert!(settings(&[("CELERITY_EXPOSE_STACK", "sometimes")]).is_err());
     }
 
     #[test]

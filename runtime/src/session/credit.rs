@@ -13,10 +13,15 @@
 //! over-dispatch and not a race.
 
 /// The credit window and the requests made of it.
+///
+/// The invariant it keeps, which the session's property test checks against
+/// a model of the runtime: the runtime's window (places free plus places
+/// held) is always [`Credit::window`] less [`Credit::owed`], and the runtime
+/// is withholding exactly when [`Credit::is_paused`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credit {
     /// Places the runtime believes this stream has in all: free ones plus the
-    /// ones held by events in flight.
+    /// ones held by events in flight (less `owed`).
     window: u32,
     /// The window we want. Below `window`, the next results withhold their
     /// grants until the two meet.
@@ -26,18 +31,30 @@ pub struct Credit {
     paused: bool,
     /// The application asked to withhold; the next result carries zero.
     withhold_requested: bool,
-    /// The pause is the application's: only [`Credit::resume`] or a resize
-    /// ends it.
+    /// The pause is the application's: only [`Credit::resume`] ends it.
     user_withheld: bool,
+    /// Places the runtime spent on dispatches this process could neither
+    /// hold nor answer (no id, or an id already in flight) while it was
+    /// paused. They go back with the next `CreditGrant`, which is the only
+    /// way to return them; sending one earlier would end the withhold. Only
+    /// ever non-zero while `window <= target`.
+    owed: u32,
 }
 
 impl Credit {
     /// A window of `initial` places, as declared in `Ready`.
     pub fn new(initial: u32) -> Self {
-        Credit { window: initial, target: initial, paused: false, withhold_requested: false, user_withheld: false }
+        Credit {
+            window: initial,
+            target: initial,
+            paused: false,
+            withhold_requested: false,
+            user_withheld: false,
+            owed: 0,
+        }
     }
 
-    /// Places the runtime believes this stream has in all.
+    /// Places the runtime believes this stream has in all, plus [`Credit::owed`].
     pub fn window(&self) -> u32 {
         self.window
     }
@@ -45,6 +62,11 @@ impl Credit {
     /// The window this process wants.
     pub fn target(&self) -> u32 {
         self.target
+    }
+
+    /// Places owed to the runtime, returned with the next `CreditGrant`.
+    pub fn owed(&self) -> u32 {
+        self.owed
     }
 
     /// Whether the runtime has been asked to withhold and not yet resumed.
@@ -60,6 +82,13 @@ impl Credit {
     /// Whether one more event may be in flight, given how many already are.
     pub fn has_room(&self, in_flight: usize) -> bool {
         (in_flight as u64) < u64::from(self.window)
+    }
+
+    /// Sets the window to declare in `Ready`, before it is sent. A withhold
+    /// already asked for stays asked for.
+    pub fn declare(&mut self, initial: u32) {
+        self.window = initial;
+        self.target = initial;
     }
 
     /// The grant to put on the next result. Zero only when withholding
@@ -80,14 +109,30 @@ impl Credit {
         1
     }
 
+    /// A dispatch took a place but cannot be answered with a `Result` (it
+    /// had no id, or its id is already in flight). Returns the `CreditGrant`
+    /// to send to give the place back, or `None` when it is kept: towards a
+    /// shrink in progress, or owed until the next `CreditGrant` while the
+    /// runtime is paused (a grant now would end the withhold).
+    pub fn return_unanswered(&mut self) -> Option<u32> {
+        if self.window > self.target {
+            self.window -= 1;
+            return None;
+        }
+        if self.paused {
+            self.owed += 1;
+            return None;
+        }
+        Some(1)
+    }
+
     /// After a shrink has withheld what it could, the runtime must be told to
     /// dispatch again: returns the `CreditGrant` amount to send (zero: it
     /// ends the withhold without adding places). `in_flight` is the number of
     /// events still held, which are the only results left to withhold on.
     pub fn resume_after_shrink(&mut self, in_flight: usize) -> Option<u32> {
         if self.paused && !self.user_withheld && (self.window <= self.target || in_flight == 0) {
-            self.paused = false;
-            return Some(0);
+            return Some(self.unpause());
         }
         None
     }
@@ -101,8 +146,9 @@ impl Credit {
     }
 
     /// The application ends its withhold. Returns the `CreditGrant` amount
-    /// to send, which gives back the places the withhold took, or `None` when
-    /// nothing needs sending (the withhold had not reached the wire yet).
+    /// to send, which gives back the places the withhold took (and grows the
+    /// window to a size set meanwhile), or `None` when nothing needs sending
+    /// (the withhold had not reached the wire yet).
     pub fn resume(&mut self) -> Option<u32> {
         if self.withhold_requested {
             self.withhold_requested = false;
@@ -112,26 +158,38 @@ impl Credit {
             return None;
         }
         self.user_withheld = false;
-        self.paused = false;
-        let add = self.target.saturating_sub(self.window);
-        self.window += add;
-        Some(add)
+        Some(self.unpause())
     }
 
     /// Sets the window this process wants (at least one place). Growing
-    /// returns the `CreditGrant` amount to send now, which also ends any
-    /// withhold; shrinking happens on the next results.
+    /// returns the `CreditGrant` amount to send now, which also ends a
+    /// shrink's pause; shrinking happens on the next results. While the
+    /// application's withhold is in force, nothing is sent: the new size is
+    /// granted when it resumes, so a resize never ends a deliberate withhold
+    /// (and one asked for still goes out on the next result).
     pub fn resize(&mut self, target: u32) -> Option<u32> {
         self.target = target.max(1);
-        if self.target > self.window || (self.target == self.window && self.paused) {
-            let add = self.target - self.window;
-            self.window = self.target;
-            self.paused = false;
-            self.user_withheld = false;
-            self.withhold_requested = false;
-            return Some(add);
+        // Places owed count towards a shrink: the runtime's window is
+        // already smaller by them. So a shrink is never withheld for twice.
+        let absorbed = self.owed.min(self.window.saturating_sub(self.target));
+        self.window -= absorbed;
+        self.owed -= absorbed;
+        if self.user_withheld {
+            return None;
+        }
+        if self.target > self.window || (self.paused && self.target >= self.window) {
+            return Some(self.unpause());
         }
         None
+    }
+
+    /// Ends a pause: grows the window back to the target and returns the
+    /// `CreditGrant` amount, which also carries the places owed.
+    fn unpause(&mut self) -> u32 {
+        self.paused = false;
+        let add = self.target.saturating_sub(self.window);
+        self.window += add;
+        add + std::mem::take(&mut self.owed)
     }
 }
 
@@ -210,14 +268,62 @@ mod tests {
     }
 
     #[test]
-    fn growing_sends_the_difference_and_ends_a_withhold() {
+    fn growing_sends_the_difference() {
+        let mut credit = Credit::new(2);
+        assert_eq!(credit.resize(5), Some(3));
+        assert_eq!(credit.window(), 5);
+        assert!(!credit.is_paused());
+    }
+
+    #[test]
+    fn growing_during_a_withhold_waits_for_the_resume() {
+        let mut credit = Credit::new(2);
+        credit.withhold();
+        assert_eq!(credit.grant_for_result(), 0);
+        assert_eq!(credit.resize(5), None, "a resize must not end a deliberate withhold");
+        assert!(credit.is_paused());
+        assert_eq!(credit.resume(), Some(4));
+        assert_eq!(credit.window(), 5);
+        assert!(!credit.is_paused());
+    }
+
+    #[test]
+    fn a_withhold_asked_for_survives_a_resize() {
+        let mut credit = Credit::new(2);
+        credit.withhold();
+        assert_eq!(credit.resize(3), Some(1));
+        assert_eq!(credit.grant_for_result(), 0, "the withhold still goes out on the next result");
+        assert_eq!(credit.resume(), Some(1));
+        assert_eq!(credit.window(), 3);
+    }
+
+    #[test]
+    fn an_unanswerable_dispatch_is_owed_while_paused() {
         let mut credit = Credit::new(2);
         credit.withhold();
         credit.grant_for_result();
-        assert_eq!(credit.resize(5), Some(4));
-        assert_eq!(credit.window(), 5);
-        assert!(!credit.is_paused());
-        assert!(!credit.is_withheld_by_application());
+        assert_eq!(credit.return_unanswered(), None, "a CreditGrant now would end the withhold");
+        assert_eq!(credit.owed(), 1);
+        assert_eq!(credit.resume(), Some(2));
+        assert_eq!(credit.owed(), 0);
+    }
+
+    #[test]
+    fn an_unanswerable_dispatch_counts_towards_a_shrink() {
+        let mut credit = Credit::new(4);
+        credit.resize(3);
+        assert_eq!(credit.return_unanswered(), None);
+        assert_eq!(credit.window(), 3);
+        assert_eq!(credit.return_unanswered(), Some(1));
+    }
+
+    #[test]
+    fn the_window_declared_before_ready_replaces_the_initial_one() {
+        let mut credit = Credit::new(4);
+        credit.withhold();
+        credit.declare(2);
+        assert_eq!((credit.window(), credit.target()), (2, 2));
+        assert!(credit.is_withheld_by_application());
     }
 
     #[test]

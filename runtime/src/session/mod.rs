@@ -81,6 +81,11 @@ pub struct SessionConfig {
     pub handshake_timeout_ms: u64,
     /// The deadline put on `Draining` when this process is asked to stop.
     pub shutdown_grace_ms: u64,
+    /// After `Draining` is sent with nothing held, how long to keep reading
+    /// before closing: a dispatch the runtime sent before it read `Draining`
+    /// crosses it on the wire, and is served rather than lost. Never past
+    /// the `Draining` deadline.
+    pub draining_settle_ms: u64,
 }
 
 impl SessionConfig {
@@ -93,6 +98,7 @@ impl SessionConfig {
             cancel_grace_ms: 1_000,
             handshake_timeout_ms: 30_000,
             shutdown_grace_ms: 10_000,
+            draining_settle_ms: 250,
         }
     }
 }
@@ -180,6 +186,9 @@ pub enum Input {
     /// This process was asked to stop (SIGTERM or SIGINT). A second one stops
     /// at once.
     Shutdown,
+    /// The application asks to stop gracefully, as on a first signal
+    /// ([`crate::AppHandle::shutdown`]). Asking again changes nothing.
+    Stop,
     /// The runtime's half of the stream ended, cleanly or with an error.
     StreamEnded {
         /// The transport's error, if it failed rather than ended.
@@ -396,9 +405,11 @@ enum Phase {
         deadline: i64,
     },
     /// We sent `Draining`: work already dispatched is still run; stop at the
-    /// deadline.
+    /// deadline, or once nothing is held and dispatches that crossed
+    /// `Draining` have had until `settle_until` to arrive.
     Draining {
         deadline: i64,
+        settle_until: i64,
     },
     Closed,
 }
@@ -426,6 +437,21 @@ pub struct Session {
     credit: Credit,
     timers: BinaryHeap<Reverse<(i64, String)>>,
     actions: VecDeque<Action>,
+    /// A `CreditGrant` asked for before the runtime accepted `Ready`; sent
+    /// once it has (nothing but `Ready` may go before `ReadyAck`).
+    pending_grant: Option<u32>,
+    /// A shutdown signal has arrived: the next one stops at once.
+    signalled: bool,
+    /// `Draining` has been sent.
+    draining_sent: bool,
+    /// A signal or stop arrived while waiting for `ReadyAck`: drain once it
+    /// comes.
+    stop_after_ack: bool,
+    /// The time of the input being handled.
+    now: i64,
+    /// Dispatches refused for coming beyond the credit window, for logging
+    /// them without flooding the log.
+    over_credit: u64,
 }
 
 impl Session {
@@ -433,6 +459,10 @@ impl Session {
     /// `RuntimeConfig`.
     pub fn new(config: SessionConfig, now: i64) -> Self {
         let handlers = config.handlers.len();
+        let mut config = config;
+        // The pool has at least one worker: a window of zero would never be
+        // dispatched to.
+        config.initial_credit = config.initial_credit.max(1);
         let credit = Credit::new(config.initial_credit);
         Session {
             config,
@@ -444,6 +474,12 @@ impl Session {
             credit,
             timers: BinaryHeap::new(),
             actions: VecDeque::new(),
+            pending_grant: None,
+            signalled: false,
+            draining_sent: false,
+            stop_after_ack: false,
+            now,
+            over_credit: 0,
         }
     }
 
@@ -453,22 +489,31 @@ impl Session {
         if self.phase == Phase::Closed {
             return;
         }
+        self.now = now;
         match input {
             Input::Frame(message) => self.on_frame(now, message),
             Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
             Input::Tick => self.on_tick(now),
             Input::Shutdown => self.on_shutdown(now),
+            Input::Stop => self.on_stop(now),
             Input::StreamEnded { error } => self.on_stream_ended(error),
             Input::Withhold => self.credit.withhold(),
             Input::Resume => {
                 if let Some(additional) = self.credit.resume() {
                     self.send_grant(additional);
                 }
+                // A shrink's pause may be over now.
+                self.after_answers();
             }
             Input::Resize(window) => {
-                if let Some(additional) = self.credit.resize(window) {
+                if self.phase == Phase::AwaitingConfig {
+                    // Ready is not sent yet: it declares the new size.
+                    self.config.initial_credit = window.max(1);
+                    self.credit.declare(self.config.initial_credit);
+                } else if let Some(additional) = self.credit.resize(window) {
                     self.send_grant(additional);
                 }
+                self.after_answers();
             }
         }
     }
@@ -488,12 +533,21 @@ impl Session {
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => {
                 self.drop_stale_timers();
                 let next = self.timers.peek().map(|Reverse((at, _))| *at);
-                match self.phase {
-                    Phase::Drained { deadline } | Phase::Draining { deadline } => {
-                        Some(next.map_or(deadline, |at| at.min(deadline)))
-                    }
-                    _ => next,
+                let (deadline, settle_until) = match self.phase {
+                    Phase::Drained { deadline } => (deadline, None),
+                    Phase::Draining { deadline, settle_until } => (deadline, Some(settle_until)),
+                    _ => return next,
+                };
+                let mut end = deadline;
+                // Held work is told to stop one grace before the deadline.
+                let warn_at = self.drain_cancel_at(deadline);
+                if warn_at > self.now && !self.in_flight.is_empty() {
+                    end = end.min(warn_at);
                 }
+                if let Some(settle) = settle_until.filter(|&at| at > self.now) {
+                    end = end.min(settle);
+                }
+                Some(next.map_or(end, |at| at.min(end)))
             }
         }
     }
@@ -518,6 +572,22 @@ impl Session {
         matches!(self.phase, Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. })
     }
 
+    /// Whether every table that tracks events is empty: nothing in flight,
+    /// no per-handler count, no timer left once stale ones are dropped. For
+    /// tests: it must hold whenever all work has been answered.
+    #[doc(hidden)]
+    pub fn tables_empty(&mut self) -> bool {
+        self.drop_stale_timers();
+        self.in_flight.is_empty() && self.in_flight_per_handler.iter().all(|&n| n == 0) && self.timers.is_empty()
+    }
+
+    /// Timer entries held, stale ones included. For tests of the bound on
+    /// them.
+    #[doc(hidden)]
+    pub fn timer_entries(&self) -> usize {
+        self.timers.len()
+    }
+
     fn on_frame(&mut self, now: i64, message: RuntimeMessage) {
         let Some(frame) = message.frame else {
             if self.phase == Phase::AwaitingConfig {
@@ -532,6 +602,9 @@ impl Session {
             },
             Phase::AwaitingAck => match frame {
                 runtime_message::Frame::ReadyAck(ack) => self.on_ready_ack(ack),
+                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.is_empty() => {
+                    self.unanswerable(&dispatch, "it has no id");
+                }
                 runtime_message::Frame::Dispatch(dispatch) => {
                     // Never leave an event unanswered, even one that breaks
                     // the handshake order.
@@ -570,8 +643,7 @@ impl Session {
         if config.protocol_version.is_none() {
             self.actions.push_back(Action::UnversionedRuntime);
         }
-        let ready =
-            handshake::ready(&self.config.handlers, &binding, self.config.initial_credit, &self.config.sdk_version);
+        let ready = handshake::ready(&self.config.handlers, &binding, self.credit.window(), &self.config.sdk_version);
         self.actions.push_back(Action::Report(binding.report));
         self.by_tag = binding.by_tag;
         self.send(handler_message::Frame::Ready(ready));
@@ -582,6 +654,12 @@ impl Session {
         if ack.accepted {
             self.phase = Phase::Serving;
             self.actions.push_back(Action::Serving);
+            if let Some(additional) = self.pending_grant.take() {
+                self.send_grant(additional);
+            }
+            if self.stop_after_ack {
+                self.begin_draining(self.now);
+            }
             return;
         }
         let reason = pb::ready_ack::RefusedReason::try_from(ack.refused_reason)
@@ -591,21 +669,11 @@ impl Session {
 
     fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
         if dispatch.id.is_empty() {
-            // There is no id to answer; give back the place it took.
-            self.warn(format!(
-                "the runtime sent a dispatch with no id for tag {:?}; it cannot be answered",
-                dispatch.handler_tag
-            ));
-            return self.send_grant(1);
+            return self.unanswerable(&dispatch, "it has no id");
         }
         if self.in_flight.contains_key(&dispatch.id) {
             // A second answer for the id would be taken as the first one's.
-            // Run nothing, and give back the place the duplicate took.
-            self.warn(format!(
-                "the runtime dispatched id {:?} again while it is still in flight; the duplicate was dropped",
-                dispatch.id
-            ));
-            return self.send_grant(1);
+            return self.unanswerable(&dispatch, "its id is still in flight");
         }
         if let Phase::Drained { .. } = self.phase {
             return self.answer_unstarted(
@@ -615,11 +683,19 @@ impl Session {
             );
         }
         if !self.credit.has_room(self.in_flight.len()) {
-            self.warn(format!(
-                "the runtime dispatched {:?} beyond the credit window of {}; answered without running it",
-                dispatch.id,
-                self.credit.window()
-            ));
+            // Answered at once, never queued. Logged with a count, at
+            // doubling intervals, so a runtime that keeps doing it cannot
+            // flood the log.
+            self.over_credit += 1;
+            if self.over_credit.is_power_of_two() {
+                self.warn(format!(
+                    "the runtime dispatched {:?} beyond the credit window of {} ({} such dispatch(es) so far); \
+                     answered OverCapacity without running it",
+                    dispatch.id,
+                    self.credit.window(),
+                    self.over_credit
+                ));
+            }
             return self.answer_over_credit(dispatch.id);
         }
         let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
@@ -713,15 +789,35 @@ impl Session {
                 Some(reason) => self.abandon(id, reason, "did not finish"),
             }
         }
-        if let Phase::Drained { deadline } | Phase::Draining { deadline } = self.phase
-            && now >= deadline
-        {
-            let ids: Vec<String> = self.in_flight.keys().cloned().collect();
-            for id in ids {
-                self.abandon(id, CancelReason::Shutdown, "was still running at the drain deadline");
+        if let Phase::Drained { deadline } | Phase::Draining { deadline, .. } = self.phase {
+            if now >= self.drain_cancel_at(deadline) {
+                // One grace before the deadline: what is still held is told
+                // to stop, so a handler that honours it answers for itself
+                // in time. Dropped at the deadline, not before.
+                let mut ids: Vec<String> =
+                    self.in_flight.iter().filter(|(_, e)| e.cancelled.is_none()).map(|(id, _)| id.clone()).collect();
+                ids.sort();
+                for id in ids {
+                    if let Some(event) = self.in_flight.get_mut(&id) {
+                        event.cancelled = Some(CancelReason::Shutdown);
+                        event.timer = None;
+                    }
+                    self.actions.push_back(Action::Cancel { id, reason: CancelReason::Shutdown });
+                }
+            }
+            if now >= deadline {
+                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+                for id in ids {
+                    self.abandon(id, CancelReason::Shutdown, "was still running at the drain deadline");
+                }
             }
         }
         self.after_answers();
+    }
+
+    /// When held work is cancelled ahead of a drain deadline.
+    fn drain_cancel_at(&self, deadline: i64) -> i64 {
+        deadline.saturating_sub(self.config.cancel_grace_ms as i64)
     }
 
     /// Answers for a handler that will not: fires its cancellation if that
@@ -744,36 +840,88 @@ impl Session {
     }
 
     fn on_drain(&mut self, now: i64, deadline: i64) {
-        let deadline = if deadline <= 0 { now } else { deadline };
+        let mut deadline = if deadline <= 0 { now } else { deadline };
+        // Draining first (a signal), or a second Drain: the earlier deadline
+        // holds; the runtime closes the stream at either.
+        if let Phase::Drained { deadline: earlier } | Phase::Draining { deadline: earlier, .. } = self.phase {
+            deadline = deadline.min(earlier);
+        }
         self.phase = Phase::Drained { deadline };
-        self.after_answers();
+        // Fires what is due already: the early cancellation when the
+        // deadline is within a grace, everything when it has passed.
+        self.on_tick(now);
     }
 
+    /// A signal (SIGTERM, SIGINT). The first drains; the second stops now.
     fn on_shutdown(&mut self, now: i64) {
         match self.phase {
-            Phase::AwaitingConfig | Phase::AwaitingAck => {
-                self.phase = Phase::Closed;
-                self.actions.push_back(Action::Close);
-                self.actions.push_back(Action::Exit(Ok(())));
+            Phase::AwaitingConfig => self.stop_before_serving(),
+            // Ready is out: the runtime may be dispatching already. Drain
+            // once it acknowledges, unless a second signal says stop now.
+            Phase::AwaitingAck if !self.signalled => {
+                self.signalled = true;
+                self.stop_after_ack = true;
             }
-            Phase::Serving => {
-                let deadline = now.saturating_add(self.config.shutdown_grace_ms as i64);
-                self.send(handler_message::Frame::Draining(Draining { deadline_unix_ms: deadline }));
-                self.phase = Phase::Draining { deadline };
-                self.after_answers();
-            }
-            Phase::Drained { .. } | Phase::Draining { .. } => {
-                // A second request: stop now, answering for what is held.
-                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
-                for id in ids {
-                    self.abandon(id, CancelReason::Shutdown, "the process was interrupted");
-                }
+            Phase::AwaitingAck => {
                 self.phase = Phase::Closed;
                 self.actions.push_back(Action::Close);
                 self.actions.push_back(Action::Exit(Err(SessionError::Interrupted)));
             }
             Phase::Closed => {}
+            _ if !self.signalled => {
+                // The runtime may signal before Drain, after it, or instead
+                // of it: only a second signal interrupts.
+                self.signalled = true;
+                self.begin_draining(now);
+            }
+            _ => {
+                // A second signal: stop now, answering for what is held.
+                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+                for id in ids {
+                    self.abandon(id, CancelReason::Shutdown, "the process was interrupted");
+                }
+                self.phase = Phase::Closed;
+                self.timers.clear();
+                self.actions.push_back(Action::Close);
+                self.actions.push_back(Action::Exit(Err(SessionError::Interrupted)));
+            }
         }
+    }
+
+    /// The application asks to stop: drains as on a first signal, once.
+    fn on_stop(&mut self, now: i64) {
+        match self.phase {
+            Phase::AwaitingConfig => self.stop_before_serving(),
+            Phase::AwaitingAck => self.stop_after_ack = true,
+            Phase::Closed => {}
+            _ => self.begin_draining(now),
+        }
+    }
+
+    fn stop_before_serving(&mut self) {
+        self.phase = Phase::Closed;
+        self.actions.push_back(Action::Close);
+        self.actions.push_back(Action::Exit(Ok(())));
+    }
+
+    /// Tells the runtime this process is going away, with a deadline of now
+    /// plus the shutdown grace (or the runtime's own drain deadline, when
+    /// that is earlier), and finishes what it holds. Only once.
+    fn begin_draining(&mut self, now: i64) {
+        if self.draining_sent {
+            return;
+        }
+        self.draining_sent = true;
+        let mut deadline = now.saturating_add(self.config.shutdown_grace_ms as i64);
+        if let Phase::Drained { deadline: drain } = self.phase {
+            deadline = deadline.min(drain);
+            self.phase = Phase::Drained { deadline };
+        } else {
+            let settle_until = now.saturating_add(self.config.draining_settle_ms as i64).min(deadline);
+            self.phase = Phase::Draining { deadline, settle_until };
+        }
+        self.send(handler_message::Frame::Draining(Draining { deadline_unix_ms: deadline }));
+        self.on_tick(now);
     }
 
     fn on_stream_ended(&mut self, error: Option<String>) {
@@ -818,6 +966,29 @@ impl Session {
         if let Some(event) = self.in_flight.remove(id) {
             self.in_flight_per_handler[event.handler] -= 1;
         }
+        // An answered event leaves its timers in the heap until they come
+        // due, which for a long deadline is long after. Rebuilding the heap
+        // when stale entries outnumber live ones keeps it bounded by the
+        // events in flight, at amortised constant cost.
+        if self.timers.len() > 2 * self.in_flight.len() + 64 {
+            let in_flight = &self.in_flight;
+            self.timers.retain(|Reverse((at, id))| in_flight.get(id).is_some_and(|e| e.timer == Some(*at)));
+        }
+    }
+
+    /// A dispatch that cannot be answered with a `Result`: run nothing, and
+    /// give its place back with a `CreditGrant` when that can be done without
+    /// ending a withhold (see [`Credit::return_unanswered`]).
+    fn unanswerable(&mut self, dispatch: &Dispatch, why: &str) {
+        self.warn(format!(
+            "the runtime dispatched id {:?} for tag {:?}, which cannot be answered because {why}; it was dropped",
+            dispatch.id, dispatch.handler_tag
+        ));
+        if let Some(additional) = self.credit.return_unanswered() {
+            self.send_grant(additional);
+        }
+        // Keeping the place may have completed a shrink.
+        self.after_answers();
     }
 
     /// Answers an event that was never started: it still takes its place in
@@ -859,7 +1030,12 @@ impl Session {
         if let Some(additional) = self.credit.resume_after_shrink(self.in_flight.len()) {
             self.send_grant(additional);
         }
-        if matches!(self.phase, Phase::Drained { .. } | Phase::Draining { .. }) && self.in_flight.is_empty() {
+        let finished = match self.phase {
+            Phase::Drained { .. } => true,
+            Phase::Draining { settle_until, .. } => self.now >= settle_until,
+            _ => false,
+        };
+        if finished && self.in_flight.is_empty() {
             self.phase = Phase::Closed;
             self.timers.clear();
             self.actions.push_back(Action::Close);
@@ -868,6 +1044,10 @@ impl Session {
     }
 
     fn send_grant(&mut self, additional: u32) {
+        if matches!(self.phase, Phase::AwaitingConfig | Phase::AwaitingAck) {
+            *self.pending_grant.get_or_insert(0) += additional;
+            return;
+        }
         self.send(handler_message::Frame::Credit(CreditGrant { additional }));
     }
 

@@ -413,10 +413,31 @@ fn drain_deadline_answers_for_what_is_left() {
         }),
     );
     drain(&mut session);
+    // One grace (1 s) before the deadline, what is held is told to stop.
+    assert_eq!(session.next_timer(), Some(T0 + 4000));
+    session.handle(T0 + 4000, Input::Tick);
+    assert_eq!(drain(&mut session), [Action::Cancel { id: "1".into(), reason: CancelReason::Shutdown }]);
+    // At the deadline, what is left is dropped and answered for.
     assert_eq!(session.next_timer(), Some(T0 + 5000));
     session.handle(T0 + 5000, Input::Tick);
     let actions = drain(&mut session);
-    assert_eq!(results(&actions).len(), 1);
+    assert!(actions.contains(&Action::Abandon { id: "1".into() }));
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::CANCELLED));
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn a_handler_told_to_stop_before_the_drain_deadline_answers_for_itself() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, drain_frame(T0 + 5000));
+    session.handle(T0 + 4000, Input::Tick);
+    drain(&mut session);
+    session.handle(T0 + 4100, completed("1"));
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions)[0].outcome, Some(ok_outcome()));
     assert_eq!(exit(&actions), Some(Ok(())));
 }
 
@@ -493,4 +514,301 @@ fn nothing_is_sent_for_ids_never_dispatched() {
     let mut session = serving(&["GET::/a"], 4);
     session.handle(T0, completed("ghost"));
     assert!(drain(&mut session).is_empty());
+}
+
+fn drain_frame(deadline: i64) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline })),
+    })
+}
+
+#[test]
+fn a_signal_after_the_runtimes_drain_is_the_first_not_the_second() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, drain_frame(T0 + 60_000));
+    drain(&mut session);
+    session.handle(T0 + 5, Input::Shutdown);
+    let actions = drain(&mut session);
+    // Draining is announced with the earlier of the two deadlines, and the
+    // held work goes on.
+    assert_eq!(sent(&actions), [handler_message::Frame::Draining(Draining { deadline_unix_ms: T0 + 10_005 })]);
+    assert!(exit(&actions).is_none(), "the first signal must not stop the process");
+    assert_eq!(session.next_timer(), Some(T0 + 10_005 - 1_000), "held work is told to stop a grace before");
+    session.handle(T0 + 6, Input::Shutdown);
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 1, "what is held is answered even when stopping at once");
+    assert_eq!(exit(&actions), Some(Err(SessionError::Interrupted)));
+}
+
+#[test]
+fn a_drain_after_draining_keeps_the_earlier_deadline() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, Input::Shutdown);
+    session.handle(T0 + 1, drain_frame(T0 + 60_000));
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 9_000));
+    session.handle(T0 + 9_000, Input::Tick);
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 10_000));
+    session.handle(T0 + 10_000, Input::Tick);
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 1);
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn a_drain_whose_deadline_has_passed_drops_what_is_held_at_once() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0 + 10, drain_frame(T0));
+    let actions = drain(&mut session);
+    assert!(actions.contains(&Action::Cancel { id: "1".into(), reason: CancelReason::Shutdown }));
+    assert!(actions.contains(&Action::Abandon { id: "1".into() }));
+    assert_eq!(results(&actions).len(), 1);
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn the_applications_stop_is_idempotent_and_a_signal_after_it_is_the_first() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::Stop);
+    assert_eq!(sent(&drain(&mut session)).len(), 1, "Draining");
+    session.handle(T0, Input::Stop);
+    assert!(drain(&mut session).is_empty(), "asking again changes nothing");
+    session.handle(T0, Input::Shutdown);
+    assert!(drain(&mut session).is_empty(), "Draining was already sent");
+    session.handle(T0, Input::Shutdown);
+    assert_eq!(exit(&drain(&mut session)), Some(Err(SessionError::Interrupted)));
+}
+
+#[test]
+fn draining_with_nothing_held_closes_once_crossing_dispatches_had_time_to_arrive() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, Input::Stop);
+    let actions = drain(&mut session);
+    assert!(matches!(&sent(&actions)[..], [handler_message::Frame::Draining(_)]));
+    assert!(exit(&actions).is_none());
+    assert_eq!(session.next_timer(), Some(T0 + 250));
+    // A dispatch the runtime sent before it read Draining is served.
+    session.handle(T0 + 1, dispatch("crossed", "GET::/a", 0));
+    assert!(matches!(&drain(&mut session)[..], [Action::Start { .. }]));
+    session.handle(T0 + 300, completed("crossed"));
+    let actions = drain(&mut session);
+    assert_eq!(results(&actions).len(), 1);
+    assert_eq!(exit(&actions), Some(Ok(())), "past the settle time with nothing held: closed");
+}
+
+#[test]
+fn draining_with_nothing_held_closes_at_the_end_of_the_settle_time() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, Input::Shutdown);
+    drain(&mut session);
+    session.handle(T0 + 249, Input::Tick);
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + 250, Input::Tick);
+    let actions = drain(&mut session);
+    assert!(actions.contains(&Action::Close));
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn a_signal_before_the_ack_drains_once_it_arrives() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0, Input::Shutdown);
+    assert!(drain(&mut session).is_empty(), "Ready is out: wait for the ack rather than vanish");
+    session.handle(T0 + 5, ack(true));
+    let actions = drain(&mut session);
+    assert_eq!(actions[0], Action::Serving);
+    assert_eq!(sent(&actions), [handler_message::Frame::Draining(Draining { deadline_unix_ms: T0 + 10_005 })]);
+    // What the runtime dispatched before it read Draining is run.
+    session.handle(T0 + 6, dispatch("1", "GET::/a", 0));
+    assert!(matches!(&drain(&mut session)[..], [Action::Start { .. }]));
+    session.handle(T0 + 7, Input::Shutdown);
+    assert_eq!(exit(&drain(&mut session)), Some(Err(SessionError::Interrupted)));
+}
+
+#[test]
+fn a_second_signal_before_the_ack_stops_at_once() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0, Input::Shutdown);
+    session.handle(T0, Input::Shutdown);
+    assert_eq!(exit(&drain(&mut session)), Some(Err(SessionError::Interrupted)));
+}
+
+#[test]
+fn a_signal_during_the_handshake_stops_cleanly() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, Input::Shutdown);
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn a_resize_before_ready_sets_the_declared_credit() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, Input::Resize(9));
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    match &sent(&drain(&mut session))[..] {
+        [handler_message::Frame::Ready(ready)] => assert_eq!(ready.initial_credit, 9),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_grant_asked_for_before_the_ack_waits_for_it() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 2), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0, Input::Resize(5));
+    assert!(sent(&drain(&mut session)).is_empty(), "nothing but Ready before ReadyAck");
+    session.handle(T0, ack(true));
+    let actions = drain(&mut session);
+    assert_eq!(actions[0], Action::Serving);
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 3 })]);
+}
+
+#[test]
+fn a_duplicate_during_a_withhold_does_not_end_it() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, Input::Withhold);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, dispatch("2", "GET::/a", 0));
+    session.handle(T0, completed("1"));
+    assert_eq!(results(&drain(&mut session))[0].credit_grant, 0);
+    // The runtime ignores the withhold and repeats an id in flight: a
+    // CreditGrant to return that place would end the withhold, so it is owed.
+    session.handle(T0, dispatch("2", "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty(), "{actions:?}");
+    assert_eq!(session.credit().owed(), 1);
+    session.handle(T0, Input::Resume);
+    assert_eq!(sent(&drain(&mut session)), [handler_message::Frame::Credit(CreditGrant { additional: 2 })]);
+}
+
+#[test]
+fn a_dispatch_without_an_id_is_not_answered_and_its_place_is_returned() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("", "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert!(actions.iter().any(|a| matches!(a, Action::Warn(_))));
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+}
+
+#[test]
+fn over_dispatch_is_answered_at_once_and_logged_at_doubling_intervals() {
+    let mut session = serving(&["GET::/a"], 1);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    let mut warnings = 0;
+    for i in 0..100 {
+        session.handle(T0, dispatch(&format!("over-{i}"), "GET::/a", 0));
+        let actions = drain(&mut session);
+        let answered = results(&actions);
+        assert_eq!(answered.len(), 1, "never queued");
+        assert_eq!(answered[0].credit_grant, 1);
+        assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::OVER_CAPACITY));
+        warnings += actions.iter().filter(|a| matches!(a, Action::Warn(_))).count();
+    }
+    assert_eq!(warnings, 7, "1, 2, 4, ..., 64");
+    assert_eq!(session.in_flight(), 1);
+}
+
+#[test]
+fn a_deadline_already_passed_cancels_at_once() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("1", "GET::/a", T0 - 10));
+    let actions = drain(&mut session);
+    assert!(matches!(actions[0], Action::Start { .. }));
+    assert_eq!(actions[1], Action::Cancel { id: "1".into(), reason: CancelReason::DeadlineExceeded });
+    session.handle(T0 + 990, Input::Tick);
+    let answered = results(&drain(&mut session));
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::DEADLINE_EXCEEDED));
+}
+
+#[test]
+fn a_cancel_after_the_deadline_fired_changes_nothing() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("1", "GET::/a", T0 + 100));
+    session.handle(T0 + 100, Input::Tick);
+    drain(&mut session);
+    session.handle(T0 + 200, cancel("1", pb::cancel::Reason::CallerGone));
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + 1100, Input::Tick);
+    let answered = results(&drain(&mut session));
+    assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::DEADLINE_EXCEEDED));
+}
+
+#[test]
+fn a_cancel_for_a_finished_id_is_ignored_quietly() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, completed("1"));
+    drain(&mut session);
+    session.handle(T0, cancel("1", pb::cancel::Reason::CallerGone));
+    assert!(drain(&mut session).is_empty());
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn stale_timers_do_not_pile_up() {
+    let mut session = serving(&["GET::/a"], 4);
+    for i in 0..10_000 {
+        let id = format!("{i}");
+        session.handle(T0, dispatch(&id, "GET::/a", T0 + 3_600_000));
+        session.handle(T0, completed(&id));
+    }
+    drain(&mut session);
+    assert!(session.timer_entries() <= 64, "{}", session.timer_entries());
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn a_stream_error_without_drain_names_the_error_and_the_lost_events() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, dispatch("2", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::StreamEnded { error: Some("connection reset by peer".into()) });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty(), "nothing is sent once the stream is gone");
+    let error = exit(&actions).unwrap().unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("without draining") && text.contains("connection reset by peer"), "{text}");
+    assert!(text.contains("2 event(s) in flight were abandoned"), "{text}");
+}
+
+#[test]
+fn the_stream_ending_after_drain_is_a_clean_end() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, drain_frame(T0 + 5_000));
+    drain(&mut session);
+    session.handle(T0 + 1, Input::StreamEnded { error: None });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn a_second_drain_cannot_push_the_deadline_back() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("1", "GET::/a", 0));
+    session.handle(T0, drain_frame(T0 + 1_000));
+    session.handle(T0 + 1, drain_frame(T0 + 60_000));
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 1_000));
+    session.handle(T0 + 1_000, Input::Tick);
+    assert_eq!(exit(&drain(&mut session)), Some(Ok(())));
 }
