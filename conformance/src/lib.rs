@@ -19,6 +19,8 @@ pub const HANDLERS: &[(&str, &str)] = &[
     ("resize", "GET::/resize"),
     ("capped", "GET::/capped"),
     ("shutdown", "GET::/shutdown"),
+    ("wsSend", "POST::/ws/send"),
+    ("wsFanout", "POST::/ws/fanout"),
 ];
 
 /// The per-tag cap of `GET::/capped`.

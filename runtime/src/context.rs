@@ -150,6 +150,15 @@ impl Context {
         self.inner.app.as_ref()
     }
 
+    /// A sender of WebSocket messages on this handler's stream. Outside a
+    /// runtime (a detached context), every send ends `Disconnected`.
+    pub fn ws(&self) -> crate::websocket::WsSender {
+        match &self.inner.app {
+            Some(app) => app.ws(),
+            None => crate::websocket::WsSender::disconnected(),
+        }
+    }
+
     /// Fires the cancellation with its reason; the first reason stays.
     pub(crate) fn cancel(&self, reason: CancelReason) {
         let _ = self.inner.reason.set(reason);

@@ -49,7 +49,7 @@ use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::handler::HandlerFuture;
 use crate::registry::Registration;
-use crate::session::{Action, HandlerSpec, Input, Session, SessionConfig, SessionError, error_type};
+use crate::session::{Action, HandlerSpec, Input, Session, SessionConfig, SessionError, WsOutcome, error_type};
 use crate::settings::Settings;
 use crate::transport::{self, ConnectError, error_chain};
 
@@ -88,6 +88,13 @@ impl std::error::Error for ServeError {}
 #[derive(Debug)]
 pub(crate) enum Command {
     Input(Input),
+    /// A WebSocket send, and where to report how it ended.
+    WsSend {
+        correlation_id: String,
+        messages: Vec<celerity_proto::v1::WsOutbound>,
+        timeout_ms: u64,
+        reply: oneshot::Sender<WsOutcome>,
+    },
     /// A handler task finished.
     Completed {
         id: String,
@@ -202,6 +209,9 @@ async fn run_stream(
     let mut running: HashMap<String, Running> = HashMap::new();
     let mut generation: u64 = 0;
     let done_tx = served.handle.commands();
+    // Senders waiting for their WsSendAck, by correlation id. Dropped with
+    // this function, which tells every waiter the stream is gone.
+    let mut ws_waiters: HashMap<String, oneshot::Sender<WsOutcome>> = HashMap::new();
 
     loop {
         while let Some(action) = session.poll_action() {
@@ -273,6 +283,11 @@ async fn run_stream(
                     crate::version::PROTOCOL_MINOR
                 ),
                 Action::Warn(message) => tracing::warn!("{message}"),
+                Action::WsDone { correlation_id, outcome } => {
+                    if let Some(waiter) = ws_waiters.remove(&correlation_id) {
+                        let _ = waiter.send(outcome);
+                    }
+                }
                 Action::Close => {
                     if let Some(tx) = out.take() {
                         linger(&tx).await;
@@ -328,6 +343,10 @@ async fn run_stream(
                 while let Some(command) = next {
                     match command {
                         Command::Input(input) => session.handle(now_ms(), input),
+                        Command::WsSend { correlation_id, messages, timeout_ms, reply } => {
+                            ws_waiters.insert(correlation_id.clone(), reply);
+                            session.handle(now_ms(), Input::WsSend { correlation_id, messages, timeout_ms });
+                        }
                         Command::Completed { id, generation, outcome } => {
                             if running.get(&id).is_some_and(|task| task.generation == generation) {
                                 running.remove(&id);

@@ -52,6 +52,11 @@ impl AppHandle {
         self.input(Input::Stop);
     }
 
+    /// A sender of WebSocket messages, for background tasks.
+    pub fn ws(&self) -> crate::websocket::WsSender {
+        crate::websocket::WsSender::new(self.commands.clone())
+    }
+
     /// The channel to the driver, which handler completions share with the
     /// application's requests: one channel keeps a handler's requests ahead
     /// of its own completion (a `withhold` then `return` withholds on that

@@ -5,7 +5,9 @@
 use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
 
-use celerity::http::Query;
+use celerity::http::{Json, Query};
+use celerity::websocket::outbound::{SendError, SendReport};
+use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Context, HandlerKey, Registration};
 use celerity_conformance::CAPPED_MAX;
 use serde::Deserialize;
@@ -96,6 +98,96 @@ async fn shutdown(cx: Context) -> &'static str {
     "stopping"
 }
 
+/// One message for `POST /ws/send`.
+#[derive(Deserialize)]
+struct WsMessage {
+    connection: String,
+    /// A text message.
+    text: Option<String>,
+    /// Bytes sent as an already-framed binary message.
+    raw_binary: Option<Vec<u8>>,
+    message_id: Option<String>,
+    wait_for_ack: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct WsSendRequest {
+    messages: Vec<WsMessage>,
+    timeout_ms: Option<u64>,
+    /// On partial failure, send exactly the failed messages once more.
+    retry_failed: Option<bool>,
+}
+
+fn outbound(message: WsMessage) -> Outbound {
+    let mut out = match message.raw_binary {
+        Some(bytes) => Outbound::raw_binary(message.connection, bytes),
+        None => Outbound::text(message.connection, message.text.unwrap_or_default()),
+    };
+    if let Some(id) = message.message_id {
+        out = out.message_id(id);
+    }
+    out.wait_for_ack(message.wait_for_ack.unwrap_or(false))
+}
+
+/// What became of a send, as JSON: `result` is ok, failed, timed_out,
+/// disconnected or invalid; `failed` lists `[index, connection, error]`.
+fn describe(outcome: &Result<SendReport, SendError>) -> serde_json::Value {
+    match outcome {
+        Ok(_) => serde_json::json!({ "result": "ok" }),
+        Err(error) => {
+            let result = match error {
+                SendError::Failed(_) => "failed",
+                SendError::TimedOut { .. } => "timed_out",
+                SendError::Disconnected { .. } => "disconnected",
+                SendError::Invalid { .. } => "invalid",
+                _ => "other",
+            };
+            let failed: Vec<serde_json::Value> =
+                error.failures().iter().map(|f| serde_json::json!([f.index(), f.connection_id(), f.error()])).collect();
+            serde_json::json!({ "result": result, "failed": failed, "error": error.to_string() })
+        }
+    }
+}
+
+/// Sends the messages in the body as one batch, and answers with what
+/// became of them (and of the retry of what failed, when asked).
+async fn ws_send(ws: WsSender, Json(request): Json<WsSendRequest>) -> Json<serde_json::Value> {
+    let ws = ws.with_timeout(Duration::from_millis(request.timeout_ms.unwrap_or(10_000)));
+    let outcome = ws.send_all(request.messages.into_iter().map(outbound)).await;
+    let mut answer = describe(&outcome);
+    if request.retry_failed.unwrap_or(false)
+        && let Err(error) = &outcome
+    {
+        let retry = ws.send_all(error.retry_batch()).await;
+        answer["retry"] = describe(&retry);
+    }
+    Json(answer)
+}
+
+#[derive(Deserialize)]
+struct Fanout {
+    sends: usize,
+}
+
+/// Makes `sends` sends at once, each of one message to connection
+/// `{event}-{i}`, and answers with the outcome of each, in order.
+async fn ws_fanout(ws: WsSender, cx: Context, Query(params): Query<Fanout>) -> Json<Vec<String>> {
+    let sends = (0..params.sends).map(|i| {
+        let ws = ws.clone();
+        let connection = format!("{}-{i}", cx.event_id());
+        async move {
+            match ws.send(Outbound::text(connection.clone(), "{}")).await {
+                Ok(_) => format!("{connection}:ok"),
+                Err(error) => {
+                    let why = error.failures().first().map(|f| f.error().to_string()).unwrap_or_default();
+                    format!("{connection}:failed:{why}")
+                }
+            }
+        }
+    });
+    Json(futures_util::future::join_all(sends).await)
+}
+
 fn main() -> ExitCode {
     celerity::run_main(|| async {
         App::new()
@@ -108,6 +200,8 @@ fn main() -> ExitCode {
             .http("GET::/withhold", withhold)
             .http("GET::/resize", resize)
             .http("GET::/shutdown", shutdown)
+            .http("POST::/ws/send", ws_send)
+            .http("POST::/ws/fanout", ws_fanout)
             .register(Registration::http(HandlerKey::Tag("GET::/capped".into()), sleep).max_concurrent(CAPPED_MAX))
             .run()
             .await

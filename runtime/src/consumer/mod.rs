@@ -119,7 +119,7 @@ use batch::whole_batch_failed;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a consumer handler",
     label = "not something a consumer handler can take",
-    note = "a per-record consumer handler takes: `Record<T>`, `RawRecord`, `BatchInfo`, `Context` and `State<T>`; a handler taking the whole `Batch` takes: `Batch`, `BatchInfo`, `Context` and `State<T>`",
+    note = "a per-record consumer handler takes: `Record<T>`, `RawRecord`, `BatchInfo`, `Context`, `State<T>` and `WsSender`; a handler taking the whole `Batch` takes: `Batch`, `BatchInfo`, `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::consumer::FromRecord`"
 )]
 pub trait FromRecord: Sized {
@@ -181,7 +181,7 @@ impl<T: Send + Sync + 'static> FromRecord for State<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a batch consumer handler",
     label = "not something a batch consumer handler can take",
-    note = "a consumer handler taking the whole batch takes: `Batch`, `BatchInfo`, `Context` and `State<T>`; `Record<T>` and `RawRecord` are for per-record handlers, which do not take `Batch`",
+    note = "a consumer handler taking the whole batch takes: `Batch`, `BatchInfo`, `Context`, `State<T>` and `WsSender`; `Record<T>` and `RawRecord` are for per-record handlers, which do not take `Batch`",
     note = "a type of your own can be one by implementing `celerity::consumer::FromBatch`"
 )]
 pub trait FromBatch: Sized {

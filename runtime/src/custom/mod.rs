@@ -123,7 +123,7 @@ impl From<pb::CustomInvoke> for Invocation {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a custom handler",
     label = "not something a custom handler can take",
-    note = "a custom handler takes: `Invocation`, `Json<T>`, `Bytes`, `String`, `Context` and `State<T>`",
+    note = "a custom handler takes: `Invocation`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::custom::FromInvocation`"
 )]
 pub trait FromInvocation: Sized {

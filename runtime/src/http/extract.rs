@@ -26,7 +26,7 @@ const REQUEST_BODY: &str = "the request body";
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of an HTTP handler",
     label = "not something an HTTP handler can take",
-    note = "an HTTP handler takes: `Request`, `Path<T>`, `Query<T>`, `Json<T>`, `Option<Json<T>>`, `HeaderMap`, `Method`, `Bytes`, `String`, `Context` and `State<T>`",
+    note = "an HTTP handler takes: `Request`, `Path<T>`, `Query<T>`, `Json<T>`, `Option<Json<T>>`, `HeaderMap`, `Method`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::http::FromRequest`"
 )]
 pub trait FromRequest: Sized {

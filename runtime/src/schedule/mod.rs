@@ -146,7 +146,7 @@ impl From<pb::ScheduleTrigger> for Trigger {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a schedule handler",
     label = "not something a schedule handler can take",
-    note = "a schedule handler takes: `Trigger`, `Json<T>` (the input), `Bytes` (the raw input), `Context` and `State<T>`",
+    note = "a schedule handler takes: `Trigger`, `Json<T>` (the input), `Bytes` (the raw input), `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::schedule::FromTrigger`"
 )]
 pub trait FromTrigger: Sized {

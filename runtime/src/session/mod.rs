@@ -19,6 +19,7 @@
 
 mod credit;
 mod handshake;
+mod ws;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -31,6 +32,7 @@ use celerity_proto::v1::{
 
 pub use credit::Credit;
 pub use handshake::HandshakeReport;
+pub use ws::WsOutcome;
 
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
@@ -200,6 +202,18 @@ pub enum Input {
     Resume,
     /// The application sets the credit window.
     Resize(u32),
+    /// Send messages to WebSocket connections and wait, at most
+    /// `timeout_ms`, for the runtime's acknowledgement. Answered with
+    /// [`Action::WsDone`] of the same correlation id. Sends made before the
+    /// handshake completes go out once it has.
+    WsSend {
+        /// Unique in the process; the acknowledgement carries it back.
+        correlation_id: String,
+        /// The messages, validated already.
+        messages: Vec<pb::WsOutbound>,
+        /// How long to wait for the acknowledgement once sent.
+        timeout_ms: u64,
+    },
 }
 
 /// Something to do, returned by [`Session::poll_action`].
@@ -242,6 +256,13 @@ pub enum Action {
     /// Something the runtime did that breaks the protocol but was answered
     /// safely; worth a warning in the log.
     Warn(String),
+    /// A WebSocket send ended: acknowledged, timed out, or cut off.
+    WsDone {
+        /// The send's correlation id.
+        correlation_id: String,
+        /// How it ended.
+        outcome: WsOutcome,
+    },
 }
 
 /// Why a session ended with a failure.
@@ -452,6 +473,11 @@ pub struct Session {
     /// Dispatches refused for coming beyond the credit window, for logging
     /// them without flooding the log.
     over_credit: u64,
+    /// WebSocket sends awaiting their acknowledgement.
+    ws_pending: ws::PendingSends,
+    /// WebSocket sends asked for before the handshake completed, sent once
+    /// it has: (correlation id, messages, timeout).
+    ws_queued: Vec<(String, Vec<pb::WsOutbound>, u64)>,
 }
 
 impl Session {
@@ -480,6 +506,8 @@ impl Session {
             stop_after_ack: false,
             now,
             over_credit: 0,
+            ws_pending: ws::PendingSends::default(),
+            ws_queued: Vec::new(),
         }
     }
 
@@ -487,9 +515,25 @@ impl Session {
     /// with [`Session::poll_action`].
     pub fn handle(&mut self, now: i64, input: Input) {
         if self.phase == Phase::Closed {
+            if let Input::WsSend { correlation_id, .. } = input {
+                self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::Disconnected });
+            }
             return;
         }
         self.now = now;
+        self.apply(now, input);
+        if self.phase == Phase::Closed {
+            // Nothing more will be read: sends still waiting never will be
+            // acknowledged.
+            let waiting = self.ws_pending.take_all().into_iter().chain(self.ws_queued.drain(..).map(|(id, _, _)| id));
+            let done: Vec<Action> = waiting
+                .map(|correlation_id| Action::WsDone { correlation_id, outcome: WsOutcome::Disconnected })
+                .collect();
+            self.actions.extend(done);
+        }
+    }
+
+    fn apply(&mut self, now: i64, input: Input) {
         match input {
             Input::Frame(message) => self.on_frame(now, message),
             Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
@@ -515,6 +559,38 @@ impl Session {
                 }
                 self.after_answers();
             }
+            Input::WsSend { correlation_id, messages, timeout_ms } => {
+                if matches!(self.phase, Phase::AwaitingConfig | Phase::AwaitingAck) {
+                    self.ws_queued.push((correlation_id, messages, timeout_ms));
+                } else {
+                    self.send_ws(now, correlation_id, messages, timeout_ms);
+                }
+            }
+        }
+    }
+
+    fn send_ws(&mut self, now: i64, correlation_id: String, messages: Vec<pb::WsOutbound>, timeout_ms: u64) {
+        let deadline = now.saturating_add(i64::try_from(timeout_ms).unwrap_or(i64::MAX));
+        if !self.ws_pending.insert(correlation_id.clone(), deadline) {
+            self.warn(format!("a WebSocket send reused correlation id {correlation_id:?}; it was not sent"));
+            self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::Disconnected });
+            return;
+        }
+        self.send(handler_message::Frame::WsSend(pb::WsSend { correlation_id, messages }));
+    }
+
+    fn on_ws_ack(&mut self, ack: pb::WsSendAck) {
+        if self.ws_pending.remove(&ack.correlation_id) {
+            let correlation_id = ack.correlation_id.clone();
+            self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::Acked(ack) });
+            // The last thing a drain waited for may have been this.
+            self.after_answers();
+        } else {
+            // Given up on already (timed out), or never sent by us.
+            self.warn(format!(
+                "the runtime acknowledged WebSocket send {:?}, which is not awaited (it timed out, or this process did not make it); ignored",
+                ack.correlation_id
+            ));
         }
     }
 
@@ -532,7 +608,12 @@ impl Session {
             Phase::Closed => None,
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => {
                 self.drop_stale_timers();
-                let next = self.timers.peek().map(|Reverse((at, _))| *at);
+                let events = self.timers.peek().map(|Reverse((at, _))| *at);
+                let sends = self.ws_pending.next_deadline();
+                let next = match (events, sends) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 let (deadline, settle_until) = match self.phase {
                     Phase::Drained { deadline } => (deadline, None),
                     Phase::Draining { deadline, settle_until } => (deadline, Some(settle_until)),
@@ -578,7 +659,16 @@ impl Session {
     #[doc(hidden)]
     pub fn tables_empty(&mut self) -> bool {
         self.drop_stale_timers();
-        self.in_flight.is_empty() && self.in_flight_per_handler.iter().all(|&n| n == 0) && self.timers.is_empty()
+        self.in_flight.is_empty()
+            && self.in_flight_per_handler.iter().all(|&n| n == 0)
+            && self.timers.is_empty()
+            && self.ws_pending.is_empty()
+            && self.ws_queued.is_empty()
+    }
+
+    /// WebSocket sends awaiting their acknowledgement.
+    pub fn ws_pending(&self) -> usize {
+        self.ws_pending.len()
     }
 
     /// Timer entries held, stale ones included. For tests of the bound on
@@ -622,10 +712,7 @@ impl Session {
                     self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
                 }
                 runtime_message::Frame::Drain(drain) => self.on_drain(now, drain.deadline_unix_ms),
-                runtime_message::Frame::WsAck(ack) => self.warn(format!(
-                    "the runtime acknowledged WebSocket send {:?}, which this process did not make; ignored",
-                    ack.correlation_id
-                )),
+                runtime_message::Frame::WsAck(ack) => self.on_ws_ack(ack),
                 other => self.warn(format!("the runtime sent {} after the handshake; ignored", frame_name(&other))),
             },
             Phase::Closed => {}
@@ -656,6 +743,9 @@ impl Session {
             self.actions.push_back(Action::Serving);
             if let Some(additional) = self.pending_grant.take() {
                 self.send_grant(additional);
+            }
+            for (correlation_id, messages, timeout_ms) in std::mem::take(&mut self.ws_queued) {
+                self.send_ws(self.now, correlation_id, messages, timeout_ms);
             }
             if self.stop_after_ack {
                 self.begin_draining(self.now);
@@ -762,6 +852,9 @@ impl Session {
             }
             Phase::Closed => return,
             _ => {}
+        }
+        for correlation_id in self.ws_pending.expire(now) {
+            self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::TimedOut });
         }
         let grace = self.config.cancel_grace_ms as i64;
         while let Some(Reverse((at, _))) = self.timers.peek() {
@@ -1030,12 +1123,14 @@ impl Session {
         if let Some(additional) = self.credit.resume_after_shrink(self.in_flight.len()) {
             self.send_grant(additional);
         }
-        let finished = match self.phase {
-            Phase::Drained { .. } => true,
-            Phase::Draining { settle_until, .. } => self.now >= settle_until,
-            _ => false,
+        let (finished, past_deadline) = match self.phase {
+            Phase::Drained { deadline } => (true, self.now >= deadline),
+            Phase::Draining { settle_until, deadline } => (self.now >= settle_until, self.now >= deadline),
+            _ => (false, false),
         };
-        if finished && self.in_flight.is_empty() {
+        // Sends still awaiting acknowledgement are waited for too, until the
+        // deadline: a handler that sent before finishing gets its answer.
+        if finished && self.in_flight.is_empty() && (self.ws_pending.is_empty() || past_deadline) {
             self.phase = Phase::Closed;
             self.timers.clear();
             self.actions.push_back(Action::Close);

@@ -812,3 +812,118 @@ fn a_second_drain_cannot_push_the_deadline_back() {
     session.handle(T0 + 1_000, Input::Tick);
     assert_eq!(exit(&drain(&mut session)), Some(Ok(())));
 }
+
+fn ws_send(id: &str, timeout_ms: u64) -> Input {
+    Input::WsSend {
+        correlation_id: id.to_string(),
+        messages: vec![pb::WsOutbound { connection_id: "c".into(), ..Default::default() }],
+        timeout_ms,
+    }
+}
+
+fn ws_ack(id: &str) -> Input {
+    Input::Frame(RuntimeMessage {
+        frame: Some(runtime_message::Frame::WsAck(pb::WsSendAck {
+            correlation_id: id.to_string(),
+            success: true,
+            failures: vec![],
+        })),
+    })
+}
+
+fn ws_done(actions: &[Action]) -> Vec<(String, WsOutcome)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::WsDone { correlation_id, outcome } => Some((correlation_id.clone(), outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_ws_send_is_sent_and_answered_by_its_acknowledgement() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, ws_send("w1", 1000));
+    let frames = sent(&drain(&mut session));
+    assert!(matches!(&frames[..], [handler_message::Frame::WsSend(w)] if w.correlation_id == "w1"));
+    assert_eq!(session.ws_pending(), 1);
+    session.handle(T0 + 10, ws_ack("w1"));
+    let done = ws_done(&drain(&mut session));
+    assert!(matches!(&done[..], [(id, WsOutcome::Acked(_))] if id == "w1"));
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn a_ws_send_times_out_and_its_late_ack_is_only_noted() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, ws_send("w1", 500));
+    drain(&mut session);
+    assert_eq!(session.next_timer(), Some(T0 + 500));
+    session.handle(T0 + 500, Input::Tick);
+    assert_eq!(ws_done(&drain(&mut session)), [("w1".to_string(), WsOutcome::TimedOut)]);
+    session.handle(T0 + 600, ws_ack("w1"));
+    let actions = drain(&mut session);
+    assert!(ws_done(&actions).is_empty());
+    assert!(matches!(&actions[..], [Action::Warn(_)]));
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn ws_sends_before_the_handshake_go_out_once_it_completes() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, ws_send("early", 1000));
+    assert!(sent(&drain(&mut session)).is_empty());
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    let frames = sent(&drain(&mut session));
+    assert!(matches!(&frames[..], [handler_message::Frame::Ready(_)]), "nothing but Ready before ReadyAck");
+    session.handle(T0, ack(true));
+    let frames = sent(&drain(&mut session));
+    assert!(matches!(&frames[..], [handler_message::Frame::WsSend(w)] if w.correlation_id == "early"));
+}
+
+#[test]
+fn a_drain_waits_for_acknowledgements_until_its_deadline() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, ws_send("w1", 60_000));
+    drain(&mut session);
+    session.handle(
+        T0,
+        Input::Frame(RuntimeMessage {
+            frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
+        }),
+    );
+    assert!(exit(&drain(&mut session)).is_none(), "still waiting for the acknowledgement");
+    session.handle(T0 + 100, ws_ack("w1"));
+    let actions = drain(&mut session);
+    assert_eq!(ws_done(&actions).len(), 1);
+    assert_eq!(exit(&actions), Some(Ok(())));
+
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, ws_send("w2", 60_000));
+    session.handle(
+        T0,
+        Input::Frame(RuntimeMessage {
+            frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
+        }),
+    );
+    drain(&mut session);
+    session.handle(T0 + 5000, Input::Tick);
+    let actions = drain(&mut session);
+    assert_eq!(ws_done(&actions), [("w2".to_string(), WsOutcome::Disconnected)]);
+    assert_eq!(exit(&actions), Some(Ok(())));
+}
+
+#[test]
+fn the_stream_ending_cuts_off_waiting_sends_and_later_ones() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, ws_send("w1", 1000));
+    drain(&mut session);
+    session.handle(T0, Input::StreamEnded { error: None });
+    assert_eq!(ws_done(&drain(&mut session)), [("w1".to_string(), WsOutcome::Disconnected)]);
+    session.handle(T0, ws_send("w2", 1000));
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert_eq!(ws_done(&actions), [("w2".to_string(), WsOutcome::Disconnected)]);
+    assert!(session.tables_empty());
+}

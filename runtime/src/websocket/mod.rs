@@ -40,6 +40,7 @@
 pub mod frame;
 mod message;
 pub mod outbound;
+mod sender;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -55,6 +56,8 @@ use crate::json::Json;
 use crate::registry::HandlerKind;
 
 pub use message::Message;
+pub use outbound::Outbound;
+pub use sender::{DEFAULT_ACK_TIMEOUT, WsSender};
 
 /// A value a WebSocket handler can take as an argument.
 ///
@@ -67,7 +70,7 @@ pub use message::Message;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a WebSocket handler",
     label = "not something a WebSocket handler can take",
-    note = "a WebSocket handler takes: `Message`, `Json<T>`, `Bytes`, `String`, `Context` and `State<T>`",
+    note = "a WebSocket handler takes: `Message`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::websocket::FromMessage`"
 )]
 pub trait FromMessage: Sized {
