@@ -1,0 +1,83 @@
+//! Live order updates over WebSocket in `orders`.
+
+mod common;
+
+use common::{Service, event, handler_error, http, websocket_ack};
+use serde_json::json;
+
+fn subscribe(connection: &str, order_ids: &[&str]) -> event::WebSocketEvent {
+    event::websocket("subscribe", connection)
+        .text(json!({"event": "subscribe", "data": {"orderIds": order_ids}}).to_string())
+}
+
+fn pay(id: &str) -> event::HttpEvent {
+    event::http("PATCH", format!("/orders/{id}"))
+        .route("/orders/{id}")
+        .path_param("id", id)
+        .json(r#"{"status": "paid"}"#)
+}
+
+#[tokio::test]
+async fn subscribers_get_each_update_until_they_disconnect() {
+    let service = Service::start().await;
+    let id = service.create_order("Ada", &[("latte", 1)], &[]).await;
+    for connection in ["ws-1", "ws-2"] {
+        let ack = websocket_ack(&service.call(event::websocket_connect(connection)).await).clone();
+        assert!(ack.success, "{ack:?}");
+        let ack = websocket_ack(&service.call(subscribe(connection, &[&id])).await).clone();
+        assert!(ack.success && ack.error_message.is_empty(), "{ack:?}");
+    }
+
+    assert_eq!(http(&service.call(pay(&id)).await).status, 200);
+    // Each update asks its client to acknowledge it.
+    service.expect_log(&format!("message_id={id}:v2:ws-1")).await;
+    service.expect_log(&format!("message_id={id}:v2:ws-2")).await;
+    service.expect_log(r#""messageId":"ord-1:v2:ws-2","ack":true"#).await;
+
+    assert!(websocket_ack(&service.call(event::websocket_disconnect("ws-1")).await).success);
+    let cancel = event::http("DELETE", format!("/orders/{id}")).route("/orders/{id}").path_param("id", &id);
+    assert_eq!(http(&service.call(cancel).await).status, 200);
+    // Updates go out in connection order, so once ws-2's is logged, ws-1's
+    // would have been.
+    service.expect_log(&format!("message_id={id}:v3:ws-2")).await;
+    assert!(!service.process.output_text().contains(&format!("{id}:v3:ws-1")), "{}", service.process.output_text());
+    service.finish().await;
+}
+
+#[tokio::test]
+async fn a_bad_subscription_fails_the_ack_with_its_reason() {
+    let service = Service::start().await;
+    assert!(websocket_ack(&service.call(event::websocket_connect("ws-1")).await).success);
+
+    let result = service.call(subscribe("ws-1", &["ord-404"])).await;
+    let ack = websocket_ack(&result);
+    assert!(!ack.success);
+    assert_eq!(ack.error_message, "cannot subscribe to order \"ord-404\": no such order");
+
+    let result = service
+        .call(event::websocket("subscribe", "ws-1").text(r#"{"event": "subscribe", "data": {"orderIds": "ord-1"}}"#))
+        .await;
+    let ack = websocket_ack(&result);
+    assert!(!ack.success);
+    assert!(ack.error_message.contains("`data.orderIds`"), "{ack:?}");
+
+    let result = service.call(event::websocket("subscribe", "ws-1").binary(vec![1, 2, 3])).await;
+    let ack = websocket_ack(&result);
+    assert!(!ack.success && ack.error_message.contains("binary"), "{ack:?}");
+
+    assert!(websocket_ack(&service.call(event::websocket_disconnect("ws-1")).await).success);
+    service.finish().await;
+}
+
+#[tokio::test]
+async fn a_panic_is_a_handler_error_and_serving_goes_on() {
+    let service = Service::start_with(&[("ORDERS_CHAOS", "1")]).await;
+    let result = service.call(subscribe("ws-1", &["chaos:panic"])).await;
+    let error = handler_error(&result);
+    assert_eq!(error.r#type, "panic");
+    assert!(error.message.contains("subscribe was asked to panic"), "{error:?}");
+
+    let id = service.create_order("Ada", &[("latte", 1)], &[]).await;
+    assert!(websocket_ack(&service.call(subscribe("ws-1", &[&id])).await).success);
+    service.finish().await;
+}
