@@ -27,17 +27,20 @@ pub struct Error {
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
     http: Option<Box<HttpError>>,
+    /// Converted from a `CustomError`: a custom handler answers it as
+    /// `error_message` rather than as a `HandlerError`.
+    custom: bool,
 }
 
 impl Error {
     /// An error with a message, of type `Error`.
     pub fn msg(message: impl fmt::Display) -> Self {
-        Error { type_name: Cow::Borrowed("Error"), message: message.to_string(), source: None, http: None }
+        Error { type_name: Cow::Borrowed("Error"), message: message.to_string(), source: None, http: None, custom: false }
     }
 
     /// An error with the type name the runtime is told, and a message.
     pub fn typed(type_name: impl Into<Cow<'static, str>>, message: impl fmt::Display) -> Self {
-        Error { type_name: type_name.into(), message: message.to_string(), source: None, http: None }
+        Error { type_name: type_name.into(), message: message.to_string(), source: None, http: None, custom: false }
     }
 
     /// The type name sent as `HandlerError.type`: the last segment of the
@@ -61,6 +64,11 @@ impl Error {
         self.http.as_deref()
     }
 
+    /// Whether this was converted from a [`crate::custom::CustomError`].
+    pub fn is_custom_error(&self) -> bool {
+        self.custom
+    }
+
     pub(crate) fn into_http(self) -> Result<HttpError, Error> {
         match self.http {
             Some(http) => Ok(*http),
@@ -80,7 +88,7 @@ where
 {
     fn from(error: E) -> Self {
         let message = crate::transport::error_chain(&error);
-        Error { type_name: Cow::Borrowed(short_type_name::<E>()), message, source: Some(Box::new(error)), http: None }
+        Error { type_name: Cow::Borrowed(short_type_name::<E>()), message, source: Some(Box::new(error)), http: None, custom: false }
     }
 }
 
@@ -91,6 +99,19 @@ impl From<HttpError> for Error {
             message: error.message().to_string(),
             source: None,
             http: Some(Box::new(error)),
+            custom: false,
+        }
+    }
+}
+
+impl From<crate::custom::CustomError> for Error {
+    fn from(error: crate::custom::CustomError) -> Self {
+        Error {
+            type_name: Cow::Borrowed("CustomError"),
+            message: error.message().to_string(),
+            source: None,
+            http: None,
+            custom: true,
         }
     }
 }
@@ -136,6 +157,21 @@ mod tests {
     fn keeps_an_http_error() {
         let error: Error = HttpError::not_found("no such order").into();
         assert_eq!(error.as_http().unwrap().status(), http::StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn a_custom_error_carried_by_error_is_still_answered_as_error_message() {
+        use crate::custom::{CustomError, IntoCustomOutcome};
+        use celerity_proto::v1::result::Outcome;
+        let error: Error = CustomError::new("n must be positive").into();
+        assert!(error.is_custom_error());
+        let deliberate: Result<crate::Json<u32>, Error> = Err(error);
+        match deliberate.into_custom_outcome() {
+            Outcome::Custom(result) => assert_eq!(result.error_message, "n must be positive"),
+            other => panic!("expected error_message, got {other:?}"),
+        }
+        let unhandled: Result<crate::Json<u32>, Error> = Err(std::io::Error::other("disk").into());
+        assert!(matches!(unhandled.into_custom_outcome(), Outcome::Error(e) if e.message == "disk"));
     }
 
     #[test]

@@ -10,8 +10,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use celerity::websocket::Message;
-use celerity::websocket::outbound::Outbound;
+use celerity::websocket::{Message, Outbound};
 use celerity::{Context, State, websocket_handler};
 use serde::Deserialize;
 use serde_json::json;
@@ -95,33 +94,41 @@ async fn subscribe(store: State<Store>, subscriptions: State<Subscriptions>, mes
 /// client to acknowledge it (`wait_for_ack`), so that the runtime sends it
 /// again until the client confirms it or the attempts run out.
 ///
-/// The messages are built with the SDK's [`Outbound`]; they will be sent
-/// through the SDK's WebSocket sender, reached from the event's [`Context`],
-/// with the failures it reports logged. For now each message is checked
-/// (`Outbound::into_wire` applies every rule a send applies) and recorded in
-/// the process log, naming its connection and message id.
+/// The batch goes out through the SDK's WebSocket sender in a task of its
+/// own: waiting for clients to acknowledge can take the runtime's whole
+/// retry budget, and the HTTP caller or queue message that caused the change
+/// should not wait for that. The message ids (`{order}:v{version}:{connection}`)
+/// name an update a client can recognise; a message the runtime reports
+/// failed is sent once more, with the same id, so a client that did get the
+/// first one can tell it is a repeat.
 pub async fn notify_subscribers(cx: &Context, subscriptions: &Subscriptions, order: &Order) {
     let update = json!({"event": "orderUpdated", "data": order});
+    let mut batch = Vec::new();
     for connection in subscriptions.following(&order.id) {
         let message_id = format!("{}:v{}:{connection}", order.id, order.version);
-        let message = match Outbound::json(connection.clone(), &update) {
-            Ok(message) => message.message_id(message_id).wait_for_ack(true),
-            Err(error) => {
-                tracing::warn!(%connection, "the order update cannot be sent: {error}");
-                continue;
-            }
-        };
-        match message.into_wire() {
-            Ok(wire) => tracing::info!(
-                event = %cx.event_id(),
-                connection = %wire.connection_id,
-                message_id = %wire.message_id,
-                order = %order.id,
-                version = order.version,
-                "order update for a subscriber: {}",
-                String::from_utf8_lossy(&wire.message)
-            ),
+        match Outbound::json(connection.clone(), &update) {
+            Ok(message) => batch.push(message.message_id(message_id).wait_for_ack(true)),
             Err(error) => tracing::warn!(%connection, "the order update cannot be sent: {error}"),
         }
     }
+    if batch.is_empty() {
+        return;
+    }
+    let ws = cx.ws();
+    let (order_id, version) = (order.id.clone(), order.version);
+    tokio::spawn(async move {
+        let failed = match ws.send_all(batch).await {
+            Ok(report) => {
+                tracing::info!(order = %order_id, version, subscribers = report.len(), "order update delivered");
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(order = %order_id, version, "order update not delivered to all subscribers: {error}");
+                error.retry_batch()
+            }
+        };
+        if let Err(error) = ws.send_all(failed).await {
+            tracing::warn!(order = %order_id, version, "order update retry failed: {error}");
+        }
+    });
 }

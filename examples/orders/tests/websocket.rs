@@ -29,18 +29,44 @@ async fn subscribers_get_each_update_until_they_disconnect() {
     }
 
     assert_eq!(http(&service.call(pay(&id)).await).status, 200);
-    // Each update asks its client to acknowledge it.
-    service.expect_log(&format!("message_id={id}:v2:ws-1")).await;
-    service.expect_log(&format!("message_id={id}:v2:ws-2")).await;
-    service.expect_log(r#""messageId":"ord-1:v2:ws-2","ack":true"#).await;
+    // One WsSend to both subscribers, each message asking its client to
+    // acknowledge it, with an id the client can recognise.
+    let send = service.conn.next_ws_send().await.unwrap();
+    let ids: Vec<&str> = send.messages.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, [format!("{id}:v2:ws-1"), format!("{id}:v2:ws-2")]);
+    for message in &send.messages {
+        assert!(message.wait_for_ack);
+        let payload: serde_json::Value = serde_json::from_slice(&message.message).unwrap();
+        assert_eq!(payload["event"], "orderUpdated");
+        assert_eq!(payload["data"]["status"], "paid");
+        assert_eq!(payload["messageId"], message.message_id.as_str());
+        assert_eq!(payload["ack"], true);
+    }
+    // ws-2's client never acknowledged: exactly that message is sent again.
+    service
+        .conn
+        .ws_ack(celerity_testkit::proto::v1::WsSendAck {
+            correlation_id: send.correlation_id.clone(),
+            success: false,
+            failures: vec![celerity_testkit::proto::v1::WsSendFailure {
+                index: 1,
+                connection_id: "ws-2".into(),
+                error_message: "message lost".into(),
+            }],
+        })
+        .unwrap();
+    let retry = service.conn.next_ws_send().await.unwrap();
+    assert_eq!(retry.messages, vec![send.messages[1].clone()]);
+    service.conn.ws_ack_success(&retry.correlation_id).unwrap();
 
     assert!(websocket_ack(&service.call(event::websocket_disconnect("ws-1")).await).success);
     let cancel = event::http("DELETE", format!("/orders/{id}")).route("/orders/{id}").path_param("id", &id);
     assert_eq!(http(&service.call(cancel).await).status, 200);
-    // Updates go out in connection order, so once ws-2's is logged, ws-1's
-    // would have been.
-    service.expect_log(&format!("message_id={id}:v3:ws-2")).await;
-    assert!(!service.process.output_text().contains(&format!("{id}:v3:ws-1")), "{}", service.process.output_text());
+    // After ws-1 went away, only ws-2 is sent the next update.
+    let send = service.conn.next_ws_send().await.unwrap();
+    let connections: Vec<&str> = send.messages.iter().map(|m| m.connection_id.as_str()).collect();
+    assert_eq!(connections, ["ws-2"]);
+    service.conn.ws_ack_success(&send.correlation_id).unwrap();
     service.finish().await;
 }
 

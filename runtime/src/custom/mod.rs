@@ -325,15 +325,17 @@ pub trait IntoCustomError {
     fn into_custom_error(self) -> Outcome;
 }
 
-impl IntoCustomError for CustomError {
-    fn into_custom_error(self) -> Outcome {
-        deliberate(self.message)
-    }
-}
-
+/// A [`CustomError`], directly or carried by a [`celerity::Error`](Error)
+/// (so `celerity::Result` serves both kinds), is answered as
+/// `error_message`; any other error as a `HandlerError`.
 impl<E: Into<Error>> IntoCustomError for E {
     fn into_custom_error(self) -> Outcome {
-        Outcome::Error(self.into().to_handler_error())
+        let error = self.into();
+        if error.is_custom_error() {
+            deliberate(error.message().to_string())
+        } else {
+            Outcome::Error(error.to_handler_error())
+        }
     }
 }
 

@@ -37,6 +37,7 @@
 //! # drop(app);
 //! ```
 
+mod connection;
 pub mod frame;
 mod message;
 pub mod outbound;
@@ -55,6 +56,7 @@ use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
 use crate::json::Json;
 use crate::registry::HandlerKind;
 
+pub use connection::ConnectionId;
 pub use message::Message;
 pub use outbound::Outbound;
 pub use sender::{DEFAULT_ACK_TIMEOUT, WsSender};
@@ -70,7 +72,7 @@ pub use sender::{DEFAULT_ACK_TIMEOUT, WsSender};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an argument of a WebSocket handler",
     label = "not something a WebSocket handler can take",
-    note = "a WebSocket handler takes: `Message`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
+    note = "a WebSocket handler takes: `Message`, `ConnectionId`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
     note = "a type of your own can be one by implementing `celerity::websocket::FromMessage`"
 )]
 pub trait FromMessage: Sized {
