@@ -1,35 +1,97 @@
-//! The HTTP side of the dev runtime: each request becomes a `Dispatch` on
-//! the handler stream, and its `Result` becomes the response, the way the
+//! The HTTP side of the dev runtime: application routes, `/ws`, the local
+//! invoke endpoint and the dev endpoints, each request becoming an event
+//! submitted to the dispatcher and its outcome the answer, the way the
 //! Celerity runtime answers callers.
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use celerity_testkit::proto::v1::{self as pb, cancel, result::Outcome};
-use celerity_testkit::{Connection, DispatchRefusal, Error, event};
+use celerity_testkit::dispatcher::{AbandonReason, Dispatcher, EventOutcome};
+use celerity_testkit::event;
+use celerity_testkit::proto::v1::{self as pb, ConsumerBatch, ScheduleTrigger, dispatch::Source, result::Outcome};
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use percent_encoding::percent_decode_str;
+use serde_json::json;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::Role;
 
+use crate::config::App;
+use crate::log;
 use crate::router::{NoMatch, Router};
+use crate::sources::{self, InvocationType};
+use crate::websocket::{self, WsContext};
 
 /// The runtime refuses bodies over 2 MiB before any dispatch; so does this.
 const MAX_BODY: usize = 2 * 1024 * 1024;
 
+/// Consumer pushes and invocations may be larger.
+const MAX_DEV_BODY: usize = 64 * 1024 * 1024;
+
+/// Counts the requests being served, so a shutdown can let them finish.
+#[derive(Default)]
+pub struct Active {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+impl Active {
+    fn enter(self: &Arc<Self>) -> ActiveGuard {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        ActiveGuard(Arc::clone(self))
+    }
+
+    /// Requests being served now.
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Waits at most `timeout` until no request is being served.
+    pub async fn wait_idle(&self, timeout: Duration) -> bool {
+        let wait = async {
+            loop {
+                let idle = self.idle.notified();
+                if self.count() == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok()
+    }
+}
+
+struct ActiveGuard(Arc<Active>);
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
 /// What the gateway needs to serve.
 pub struct Gateway {
-    /// The routes.
+    /// The application.
+    pub app: Arc<App>,
+    /// Its HTTP routes.
     pub router: Router,
-    /// The handler stream.
-    pub conn: Arc<Connection>,
-    /// The deadline given to each event.
-    pub timeout: Duration,
+    /// Where events go.
+    pub dispatcher: Dispatcher,
+    /// The WebSocket side.
+    pub ws: Arc<WsContext>,
+    /// Requests in progress.
+    pub active: Arc<Active>,
 }
 
 /// Serves HTTP on `listener` until the task is dropped.
@@ -44,12 +106,16 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) {
                 let gateway = Arc::clone(&gateway);
                 async move { Ok::<_, Infallible>(gateway.handle(request, peer.ip().to_string()).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades()
+                .await;
         });
     }
 }
 
-type Reply = Response<Full<Bytes>>;
+/// A response.
+pub type Reply = Response<Full<Bytes>>;
 
 fn reply(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Reply {
     let mut response = Response::new(Full::new(body.into()));
@@ -60,47 +126,98 @@ fn reply(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Repl
     response
 }
 
-fn json_error(status: StatusCode, message: &str) -> Reply {
-    reply(status, "application/json", serde_json::json!({ "message": message }).to_string())
+fn json_reply(status: StatusCode, body: &serde_json::Value) -> Reply {
+    reply(status, "application/json", body.to_string())
 }
 
-/// Sends `Cancel(CALLER_GONE)` when dropped before [`CancelOnDrop::disarm`]:
-/// hyper drops the request future when the client goes away.
-struct CancelOnDrop<'a> {
-    conn: &'a Connection,
+fn json_error(status: StatusCode, message: &str) -> Reply {
+    json_reply(status, &json!({ "message": message }))
+}
+
+/// Logs when a request is dropped before it was answered: the client went
+/// away, and dropping its submission sent `Cancel(CALLER_GONE)`.
+struct GoneLog {
     id: String,
+    tag: String,
+    started: Instant,
     armed: bool,
 }
 
-impl CancelOnDrop<'_> {
-    fn disarm(&mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for CancelOnDrop<'_> {
+impl Drop for GoneLog {
     fn drop(&mut self) {
         if self.armed {
-            eprintln!("[dev] {} client went away: Cancel(CALLER_GONE)", self.id);
-            let _ = self.conn.cancel(&self.id, cancel::Reason::CallerGone);
+            log::event(&self.id, &self.tag, "client went away: Cancel(CALLER_GONE)", self.started.elapsed());
         }
     }
 }
 
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(json_error(StatusCode::PAYLOAD_TOO_LARGE, &format!("request body over {} MiB", limit >> 20))),
+    }
+}
+
 impl Gateway {
-    async fn handle(&self, request: hyper::Request<Incoming>, source_ip: String) -> Reply {
+    async fn handle(self: Arc<Self>, mut request: hyper::Request<Incoming>, source_ip: String) -> Reply {
+        let _active = self.active.enter();
+        let path = request.uri().path().to_owned();
+        let method = request.method().as_str().to_owned();
+        if path == "/ws" && request.headers().contains_key(http::header::SEC_WEBSOCKET_KEY) {
+            return self.upgrade(&mut request, source_ip);
+        }
+        if method == "POST" && path == "/runtime/handlers/invoke" {
+            return self.invoke(request).await;
+        }
+        if method == "POST" && path.starts_with("/dev/consumers/") {
+            return self.push_consumer(request, &path).await;
+        }
+        if method == "POST" && path.starts_with("/dev/schedules/") {
+            return self.fire_schedule(request, &path).await;
+        }
+        self.http(request, source_ip).await
+    }
+
+    fn upgrade(self: &Arc<Self>, request: &mut hyper::Request<Incoming>, source_ip: String) -> Reply {
+        let Some(key) = request.headers().get(http::header::SEC_WEBSOCKET_KEY) else {
+            return json_error(StatusCode::BAD_REQUEST, "missing Sec-WebSocket-Key");
+        };
+        let accept = derive_accept_key(key.as_bytes());
+        let upgrade = hyper::upgrade::on(request);
+        let ctx = Arc::clone(&self.ws);
+        tokio::spawn(async move {
+            match upgrade.await {
+                Ok(upgraded) => {
+                    let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+                    websocket::serve(ws, log::next_id("conn"), source_ip, ctx).await;
+                }
+                Err(e) => log::line(&format!("ws upgrade failed: {e}")),
+            }
+        });
+        let mut response = reply(StatusCode::SWITCHING_PROTOCOLS, "text/plain", Bytes::new());
+        response.headers_mut().remove(http::header::CONTENT_TYPE);
+        let headers = response.headers_mut();
+        headers.insert(http::header::CONNECTION, http::HeaderValue::from_static("Upgrade"));
+        headers.insert(http::header::UPGRADE, http::HeaderValue::from_static("websocket"));
+        if let Ok(value) = accept.parse() {
+            headers.insert(http::header::SEC_WEBSOCKET_ACCEPT, value);
+        }
+        response
+    }
+
+    async fn http(&self, request: hyper::Request<Incoming>, source_ip: String) -> Reply {
         let started = Instant::now();
         let (parts, body) = request.into_parts();
-        let method = parts.method.as_str().to_string();
-        let path = parts.uri.path().to_string();
+        let method = parts.method.as_str().to_owned();
+        let path = parts.uri.path().to_owned();
         let matched = match self.router.route(&method, &path) {
             Ok(matched) => matched,
             Err(NoMatch::NotFound) => {
-                eprintln!("[dev] {method} {path}: no route (404)");
+                log::line(&format!("{method} {path}: no route (404)"));
                 return json_error(StatusCode::NOT_FOUND, "no handler serves this path");
             }
             Err(NoMatch::MethodNotAllowed(allowed)) => {
-                eprintln!("[dev] {method} {path}: method not allowed (405)");
+                log::line(&format!("{method} {path}: method not allowed (405)"));
                 let mut response = json_error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
                 if let Ok(value) = allowed.join(", ").parse() {
                     response.headers_mut().insert(http::header::ALLOW, value);
@@ -108,17 +225,18 @@ impl Gateway {
                 return response;
             }
         };
-        let body = match Limited::new(body, MAX_BODY).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => return json_error(StatusCode::PAYLOAD_TOO_LARGE, "request body over 2 MiB"),
+        let body = match read_body(body, MAX_BODY).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
         };
-
+        let tag = matched.route.tag.clone();
         let mut dispatch = event::http(method.as_str(), path.as_str())
             .route(matched.route.template.as_str())
-            .tag(matched.route.tag.as_str())
+            .tag(tag.as_str())
             .source_ip(source_ip)
+            .request_id(log::next_id("req"))
             .body(body)
-            .deadline_in(self.timeout);
+            .deadline_in(self.app.timeout(&tag));
         for (name, values) in &matched.params {
             for value in values {
                 dispatch = dispatch.path_param(name.as_str(), value.as_str());
@@ -132,77 +250,184 @@ impl Gateway {
                 dispatch = dispatch.header(name.as_str(), value);
             }
         }
-        let tag = matched.route.tag.clone();
-
-        let id = match self.dispatch(dispatch.build()).await {
-            Ok(id) => id,
-            Err(message) => {
-                eprintln!("[dev] {tag}: not dispatched: {message}");
-                return json_error(StatusCode::SERVICE_UNAVAILABLE, &message);
-            }
-        };
-        let mut guard = CancelOnDrop { conn: &self.conn, id: id.clone(), armed: true };
-        let result = self.conn.result_timeout(&id, self.timeout).await;
-        guard.disarm();
-        let elapsed = started.elapsed();
-        match result {
-            Ok(result) => {
-                let (response, summary) = to_response(result);
-                eprintln!("[dev] {id} {tag} -> {summary} in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
-                response
-            }
-            Err(Error::Timeout { .. }) => {
-                let _ = self.conn.cancel(&id, cancel::Reason::DeadlineExceeded);
-                eprintln!("[dev] {id} {tag} -> 504 after {:.1} s: Cancel(DEADLINE_EXCEEDED)", elapsed.as_secs_f64());
-                json_error(StatusCode::GATEWAY_TIMEOUT, "the handler did not answer before its deadline")
-            }
-            Err(error) => {
-                eprintln!("[dev] {id} {tag} -> 502: {error}");
-                json_error(StatusCode::BAD_GATEWAY, &error.to_string())
-            }
-        }
+        let submission = self.dispatcher.submit(dispatch);
+        let id = submission.id().to_owned();
+        let mut gone = GoneLog { id: id.clone(), tag: tag.clone(), started, armed: true };
+        let outcome = submission.await;
+        gone.armed = false;
+        let (response, summary) = to_response(&outcome);
+        log::event(&id, &tag, &summary, started.elapsed());
+        response
     }
 
-    /// Dispatches, waiting for credit when the window is full.
-    async fn dispatch(&self, dispatch: pb::Dispatch) -> Result<String, String> {
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            match self.conn.dispatch(dispatch.clone()) {
-                Ok(id) => return Ok(id),
-                Err(Error::DispatchRefused(
-                    DispatchRefusal::NoCredit { .. } | DispatchRefusal::Withheld | DispatchRefusal::TagCap { .. },
-                )) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err("the handler had no free capacity before the deadline".to_string());
-                    }
-                    let _ = self.conn.wait_for_credit_timeout(left.min(Duration::from_millis(50))).await;
-                }
-                Err(error) => return Err(error.to_string()),
-            }
+    async fn invoke(&self, request: hyper::Request<Incoming>) -> Reply {
+        let started = Instant::now();
+        let body = match read_body(request.into_body(), MAX_DEV_BODY).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let invoke = match sources::parse_invoke(&body) {
+            Ok(invoke) => invoke,
+            Err(e) => return json_error(StatusCode::BAD_REQUEST, &e),
+        };
+        let Some(handler) = self.app.by_name(&invoke.handler_name) else {
+            return json_error(
+                StatusCode::NOT_FOUND,
+                &format!("no handler named '{}' (a handler's name or published name)", invoke.handler_name),
+            );
+        };
+        let tag = handler.tag.clone();
+        let d = event::custom(invoke.handler_name.as_str())
+            .tag(tag.as_str())
+            .input(invoke.input())
+            .deadline_in(self.app.timeout(&tag));
+        let submission = self.dispatcher.submit(d);
+        let id = submission.id().to_owned();
+        if invoke.invocation_type == InvocationType::Async {
+            tokio::spawn(async move {
+                let outcome = submission.await;
+                log::event(&id, &tag, &log::summary(&outcome), started.elapsed());
+            });
+            return json_reply(StatusCode::ACCEPTED, &json!({ "message": "Handler invocation started" }));
         }
+        let mut gone = GoneLog { id: id.clone(), tag: tag.clone(), started, armed: true };
+        let outcome = submission.await;
+        gone.armed = false;
+        log::event(&id, &tag, &log::summary(&outcome), started.elapsed());
+        let (status, answer) = sources::invoke_answer(&outcome);
+        json_reply(status, &answer)
+    }
+
+    async fn push_consumer(&self, request: hyper::Request<Incoming>, path: &str) -> Reply {
+        let started = Instant::now();
+        let Some((source_id, handler_name)) = sources::two_segments(path, "/dev/consumers/") else {
+            return json_error(StatusCode::NOT_FOUND, "expected /dev/consumers/{sourceId}/{handlerName}");
+        };
+        let tag = format!("source::{source_id}::{handler_name}");
+        if self.app.by_tag(&tag).is_none() {
+            return json_error(StatusCode::NOT_FOUND, &format!("no handler serves {tag}"));
+        }
+        let body = match read_body(request.into_body(), MAX_DEV_BODY).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let records = match sources::parse_records(&body) {
+            Ok(records) => records,
+            Err(e) => return json_error(StatusCode::BAD_REQUEST, &e),
+        };
+        let d = pb::Dispatch {
+            id: log::next_id("msg"),
+            handler_tag: tag.clone(),
+            timestamp_ms: log::unix_ms().max(0) as u64,
+            deadline_unix_ms: log::unix_ms() + self.app.timeout(&tag).as_millis() as i64,
+            trace_context: Default::default(),
+            source: Some(Source::Consumer(ConsumerBatch {
+                records: records.clone(),
+                source_id,
+                source_type: "dev".to_owned(),
+                vendor: Bytes::new(),
+            })),
+        };
+        let id = d.id.clone();
+        let outcome = self.dispatcher.submit(d).await;
+        let summary = sources::summarize_batch(&records, &outcome);
+        log::event(
+            &id,
+            &tag,
+            &format!(
+                "{}: acknowledged [{}], left for redelivery [{}]",
+                summary.outcome,
+                summary.acknowledged.join(", "),
+                summary.redelivered.iter().map(|(id, why)| format!("{id}: {why}")).collect::<Vec<_>>().join("; ")
+            ),
+            started.elapsed(),
+        );
+        json_reply(status_of(&outcome), &summary.to_json())
+    }
+
+    async fn fire_schedule(&self, request: hyper::Request<Incoming>, path: &str) -> Reply {
+        let started = Instant::now();
+        let Some((schedule_id, handler_name)) = sources::two_segments(path, "/dev/schedules/") else {
+            return json_error(StatusCode::NOT_FOUND, "expected /dev/schedules/{scheduleId}/{handlerName}");
+        };
+        let tag = format!("source::{schedule_id}::{handler_name}");
+        if self.app.by_tag(&tag).is_none() {
+            return json_error(StatusCode::NOT_FOUND, &format!("no handler serves {tag}"));
+        }
+        let input = match read_body(request.into_body(), MAX_DEV_BODY).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let message_id = log::next_id("sched");
+        let d = pb::Dispatch {
+            id: message_id.clone(),
+            handler_tag: tag.clone(),
+            timestamp_ms: log::unix_ms().max(0) as u64,
+            deadline_unix_ms: log::unix_ms() + self.app.timeout(&tag).as_millis() as i64,
+            trace_context: Default::default(),
+            source: Some(Source::Schedule(ScheduleTrigger {
+                schedule_id,
+                message_id: message_id.clone(),
+                schedule: String::new(),
+                input,
+                vendor: Bytes::new(),
+            })),
+        };
+        let outcome = self.dispatcher.submit(d).await;
+        let (acknowledged, detail) = sources::schedule_answer(&outcome);
+        log::event(&message_id, &tag, &log::summary(&outcome), started.elapsed());
+        json_reply(
+            status_of(&outcome),
+            &json!({ "messageId": message_id, "acknowledged": acknowledged, "detail": detail }),
+        )
     }
 }
 
-/// The response the runtime gives a caller for a `Result`.
-fn to_response(result: pb::Result) -> (Reply, String) {
-    match result.outcome {
+fn status_of(outcome: &EventOutcome) -> StatusCode {
+    match outcome {
+        EventOutcome::Result(_) => StatusCode::OK,
+        EventOutcome::Shed(_) => StatusCode::SERVICE_UNAVAILABLE,
+        EventOutcome::Abandoned(AbandonReason::Deadline) => StatusCode::GATEWAY_TIMEOUT,
+        EventOutcome::Abandoned(_) => StatusCode::BAD_GATEWAY,
+    }
+}
+
+/// The response the runtime gives an HTTP caller for an outcome, and a
+/// summary for the log.
+pub fn to_response(outcome: &EventOutcome) -> (Reply, String) {
+    let result = match outcome {
+        EventOutcome::Result(result) => result,
+        EventOutcome::Shed(reason) => {
+            return (json_error(StatusCode::SERVICE_UNAVAILABLE, &reason.to_string()), format!("503 shed ({reason})"));
+        }
+        EventOutcome::Abandoned(AbandonReason::Deadline) => {
+            return (
+                json_error(StatusCode::GATEWAY_TIMEOUT, "the handler did not answer before its deadline"),
+                "504 deadline passed: Cancel(DEADLINE_EXCEEDED)".to_owned(),
+            );
+        }
+        EventOutcome::Abandoned(reason) => {
+            return (json_error(StatusCode::BAD_GATEWAY, &reason.to_string()), format!("502 no answer ({reason})"));
+        }
+    };
+    match &result.outcome {
         Some(Outcome::Http(response)) => {
             let status = u16::try_from(response.status)
                 .ok()
+                .filter(|s| (100..=999).contains(s))
                 .and_then(|s| StatusCode::from_u16(s).ok())
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let mut reply = Response::new(Full::new(response.body));
+            let mut reply = Response::new(Full::new(response.body.clone()));
             *reply.status_mut() = status;
-            for (name, values) in response.headers {
+            for (name, values) in &response.headers {
                 let Ok(name) = http::HeaderName::from_bytes(name.as_bytes()) else { continue };
-                for value in values.values {
+                for value in &values.values {
                     if let Ok(value) = value.parse() {
                         reply.headers_mut().append(name.clone(), value);
                     }
                 }
             }
-            (reply, status.to_string())
+            (reply, status.as_u16().to_string())
         }
         Some(Outcome::Error(error)) => {
             let text = format!("{}: {}", error.r#type, error.message);
@@ -235,32 +460,54 @@ fn decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use celerity_testkit::dispatcher::ShedReason;
+
+    fn answered(outcome: Outcome) -> EventOutcome {
+        EventOutcome::Result(pb::Result { id: "1".into(), credit_grant: 1, outcome: Some(outcome) })
+    }
+
+    async fn body(reply: Reply) -> String {
+        String::from_utf8(reply.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+    }
 
     #[test]
     fn query_pairs_are_decoded_and_repeated() {
         assert_eq!(
             query_pairs("tag=a&tag=b%20c&q=x+y&flag"),
-            [("tag".into(), "a".into()), ("tag".into(), "b c".into()), ("q".into(), "x y".into()), ("flag".into(), "".into())]
+            [
+                ("tag".into(), "a".into()),
+                ("tag".into(), "b c".into()),
+                ("q".into(), "x y".into()),
+                ("flag".into(), "".into())
+            ]
         );
     }
 
-    #[test]
-    fn handler_error_is_a_plain_500_with_type_and_message() {
-        let (reply, _) = to_response(pb::Result {
-            id: "1".into(),
-            credit_grant: 1,
-            outcome: Some(Outcome::Error(pb::HandlerError { message: "boom".into(), r#type: "panic".into(), stack: String::new() })),
-        });
+    #[tokio::test]
+    async fn handler_error_is_a_plain_500_with_type_and_message() {
+        let (reply, _) = to_response(&answered(Outcome::Error(pb::HandlerError {
+            message: "boom".into(),
+            r#type: "panic".into(),
+            stack: String::new(),
+        })));
         assert_eq!(reply.status(), 500);
+        assert_eq!(body(reply).await, "panic: boom");
     }
 
     #[test]
     fn status_out_of_range_is_a_500() {
-        let (reply, _) = to_response(pb::Result {
-            id: "1".into(),
-            credit_grant: 1,
-            outcome: Some(Outcome::Http(pb::HttpResponse { status: 1000, ..Default::default() })),
-        });
+        let (reply, _) = to_response(&answered(Outcome::Http(pb::HttpResponse { status: 1000, ..Default::default() })));
         assert_eq!(reply.status(), 500);
+        let (reply, _) = to_response(&answered(Outcome::Http(pb::HttpResponse { status: 99, ..Default::default() })));
+        assert_eq!(reply.status(), 500);
+    }
+
+    #[test]
+    fn no_answer_and_shed_events() {
+        assert_eq!(to_response(&EventOutcome::Abandoned(AbandonReason::Deadline)).0.status(), 504);
+        assert_eq!(to_response(&EventOutcome::Abandoned(AbandonReason::StreamGone)).0.status(), 502);
+        assert_eq!(to_response(&EventOutcome::Shed(ShedReason::Draining)).0.status(), 503);
+        let wrong = answered(Outcome::Schedule(pb::Ack { success: true, error_message: String::new() }));
+        assert_eq!(to_response(&wrong).0.status(), 500);
     }
 }

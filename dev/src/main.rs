@@ -1,65 +1,153 @@
 //! `celerity-dev`: run a Celerity handler binary on a laptop.
 //!
 //! ```text
-//! celerity-dev run <package | path-to-binary> [--port 8080] [--timeout-ms 30000]
+//! celerity-dev run <package | path-to-binary> [--port 8080] [--config dev.json] [--timeout-ms 30000]
+//!                  [--ack-timeout-ms 10000] [--ack-attempts 3] [--drain-timeout-ms MS]
+//! celerity-dev push <sourceId> <handlerName> <records.json | -> [--port 8080]
+//! celerity-dev schedule <scheduleId> <handlerName> [--port 8080]
+//! celerity-dev invoke <handlerName> [payload-json] [--async] [--port 8080]
 //! ```
 //!
-//! It builds the package (or takes the binary), reads the binary's handler
-//! manifest to learn what it serves, plays the Celerity runtime's side of the
-//! handler IPC protocol on a Unix socket, starts the binary pointed at it,
-//! and serves the binary's HTTP handlers on 127.0.0.1. Every event is logged
-//! with its tag, outcome and latency. When the handler exits, so does
-//! `celerity-dev`, saying why; nothing is restarted silently.
+//! `run` builds the package (or takes the binary), reads the binary's handler
+//! manifest (and the optional config file) to learn what it serves, plays the
+//! Celerity runtime's side of the handler IPC protocol on a Unix socket
+//! (0600, in a directory of its own, 0700) with the testkit's dispatcher,
+//! starts the binary pointed at it, and serves on 127.0.0.1:
+//!
+//! - the binary's HTTP handlers, with the runtime's route semantics;
+//! - WebSocket at `/ws`;
+//! - `POST /runtime/handlers/invoke` (custom invocations by handler name);
+//! - `POST /dev/consumers/{sourceId}/{handlerName}` (push consumer records);
+//! - `POST /dev/schedules/{scheduleId}/{handlerName}` (fire a schedule).
+//!
+//! Every event is logged with its id, tag, outcome and latency. When the
+//! handler exits, so does `celerity-dev`, saying why; nothing is restarted
+//! silently. SIGTERM or Ctrl-C drains: `Drain` with the deadline from
+//! `CELERITY_DRAIN_TIMEOUT` (or the config, or the longest handler timeout,
+//! at most 5 min), work in flight is waited for and answered, then it exits.
+//! `push`, `schedule` and `invoke` talk to a running `celerity-dev run`.
 
+mod config;
 mod gateway;
+mod log;
 mod router;
+mod sources;
+mod websocket;
 
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
 use celerity_testkit::TestRuntime;
+use celerity_testkit::dispatcher::{Dispatcher, ENV_DRAIN_TIMEOUT, Notice};
 use tokio::net::TcpListener;
-use tokio::process::Command;
+use tokio::process::{Child, Command};
+use tokio::signal::unix::{SignalKind, signal};
 
-use crate::gateway::Gateway;
+use crate::config::{App, DEFAULT_TIMEOUT, DevConfig};
+use crate::gateway::{Active, Gateway};
 use crate::router::Router;
+use crate::websocket::{Hub, WsContext, WsOptions};
 
-const USAGE: &str = "usage: celerity-dev run <package | path-to-binary> [--port PORT] [--timeout-ms MS]";
+const USAGE: &str = "usage:
+  celerity-dev run <package | path-to-binary> [--port PORT] [--config FILE] [--timeout-ms MS]
+                   [--ack-timeout-ms MS] [--ack-attempts N] [--drain-timeout-ms MS]
+  celerity-dev push <sourceId> <handlerName> <records.json | -> [--port PORT]
+  celerity-dev schedule <scheduleId> <handlerName> [--port PORT]
+  celerity-dev invoke <handlerName> [payload-json] [--async] [--port PORT]";
 
-struct Options {
+/// How long the handler has to exit by itself after the drain.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RunOptions {
     target: String,
     port: u16,
+    config: Option<PathBuf>,
     timeout: Duration,
+    ack_timeout: Option<Duration>,
+    ack_attempts: Option<u32>,
+    drain_timeout: Option<Duration>,
 }
 
-fn parse_args(args: &[String]) -> Result<Options, String> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Command_ {
+    Run(RunOptions),
+    Push { source_id: String, handler: String, file: String, port: u16 },
+    Schedule { schedule_id: String, handler: String, port: u16 },
+    Invoke { handler: String, payload: Option<String>, is_async: bool, port: u16 },
+}
+
+fn millis(flag: &str, value: Option<&String>) -> Result<Duration, String> {
+    let value = value.ok_or(format!("{flag} needs a value"))?;
+    let ms: u64 = value.parse().map_err(|_| format!("{flag} {value:?}: expected milliseconds"))?;
+    Ok(Duration::from_millis(ms.max(1)))
+}
+
+fn parse_args(args: &[String]) -> Result<Command_, String> {
     let mut args = args.iter();
-    match args.next().map(String::as_str) {
-        Some("run") => {}
-        Some(other) => return Err(format!("unknown command {other:?}\n{USAGE}")),
-        None => return Err(USAGE.to_string()),
-    }
-    let mut target = None;
+    let command = args.next().ok_or(USAGE)?.clone();
+    let mut positional = Vec::new();
     let mut port = 8080;
-    let mut timeout = Duration::from_secs(30);
+    let mut options = RunOptions {
+        target: String::new(),
+        port,
+        config: None,
+        timeout: DEFAULT_TIMEOUT,
+        ack_timeout: None,
+        ack_attempts: None,
+        drain_timeout: None,
+    };
+    let mut is_async = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => {
                 let value = args.next().ok_or("--port needs a value")?;
                 port = value.parse().map_err(|_| format!("--port {value:?}: expected a port number"))?;
             }
-            "--timeout-ms" => {
-                let value = args.next().ok_or("--timeout-ms needs a value")?;
-                let ms: u64 = value.parse().map_err(|_| format!("--timeout-ms {value:?}: expected milliseconds"))?;
-                timeout = Duration::from_millis(ms.max(1));
+            "--config" if command == "run" => {
+                options.config = Some(PathBuf::from(args.next().ok_or("--config needs a file")?));
             }
+            "--timeout-ms" if command == "run" => options.timeout = millis(arg, args.next())?,
+            "--ack-timeout-ms" if command == "run" => options.ack_timeout = Some(millis(arg, args.next())?),
+            "--drain-timeout-ms" if command == "run" => options.drain_timeout = Some(millis(arg, args.next())?),
+            "--ack-attempts" if command == "run" => {
+                let value = args.next().ok_or("--ack-attempts needs a value")?;
+                let n: u32 = value.parse().map_err(|_| format!("--ack-attempts {value:?}: expected a number"))?;
+                options.ack_attempts = Some(n.max(1));
+            }
+            "--async" if command == "invoke" => is_async = true,
+            "-" => positional.push(arg.clone()),
             other if other.starts_with("--") => return Err(format!("unknown option {other}\n{USAGE}")),
-            other => target = Some(other.to_string()),
+            other => positional.push(other.to_owned()),
         }
     }
-    Ok(Options { target: target.ok_or(USAGE)?, port, timeout })
+    let mut positional = positional.into_iter();
+    let mut next = |what: &str| positional.next().ok_or(format!("{command}: missing {what}\n{USAGE}"));
+    let parsed = match command.as_str() {
+        "run" => {
+            options.target = next("the package or binary")?;
+            options.port = port;
+            Command_::Run(options)
+        }
+        "push" => Command_::Push {
+            source_id: next("the source id")?,
+            handler: next("the handler name")?,
+            file: next("the records file (or -)")?,
+            port,
+        },
+        "schedule" => {
+            Command_::Schedule { schedule_id: next("the schedule id")?, handler: next("the handler name")?, port }
+        }
+        "invoke" => Command_::Invoke { handler: next("the handler name")?, payload: next("").ok(), is_async, port },
+        other => return Err(format!("unknown command {other:?}\n{USAGE}")),
+    };
+    if positional.next().is_some() {
+        return Err(format!("{command}: too many arguments\n{USAGE}"));
+    }
+    Ok(parsed)
 }
 
 /// Builds `package` with cargo and returns its binary, or takes `target` as
@@ -68,8 +156,8 @@ fn build(target: &str) -> Result<PathBuf, String> {
     if Path::new(target).is_file() {
         return Ok(PathBuf::from(target));
     }
-    eprintln!("[dev] building {target} ...");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    log::line(&format!("building {target} ..."));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = std::process::Command::new(cargo)
         .args(["build", "-p", target, "--message-format=json-render-diagnostics"])
         .stderr(Stdio::inherit())
@@ -84,18 +172,12 @@ fn build(target: &str) -> Result<PathBuf, String> {
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
         .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .last()
+        .next_back()
         .ok_or_else(|| format!("package {target} has no binary"))
 }
 
-/// One handler of the manifest.
-struct Declared {
-    name: String,
-    tag: String,
-}
-
 /// Asks the binary what it serves.
-fn manifest(binary: &Path) -> Result<Vec<Declared>, String> {
+fn manifest(binary: &Path) -> Result<Vec<config::ManifestEntry>, String> {
     let output = std::process::Command::new(binary)
         .arg("--manifest")
         .env("CELERITY_EXTRACT_MANIFEST", "1")
@@ -106,28 +188,12 @@ fn manifest(binary: &Path) -> Result<Vec<Declared>, String> {
     if !output.status.success() {
         return Err(format!("{} --manifest failed ({})", binary.display(), output.status));
     }
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("{} --manifest printed no JSON manifest: {e}", binary.display()))?;
-    let mut declared = Vec::new();
-    for handler in json["handlers"].as_array().into_iter().flatten() {
-        let function = handler["function"].as_str().unwrap_or("handler");
-        let name = function.rsplit("::").next().unwrap_or(function).to_string();
-        let tag = handler["tag"].as_str().or_else(|| handler["key"].as_str().filter(|k| k.contains("::")));
-        match tag {
-            Some(tag) => declared.push(Declared { name, tag: tag.to_string() }),
-            None => eprintln!("[dev] {function} is bound by name; the dev runtime needs a tag for it, so it is not served"),
-        }
-    }
-    Ok(declared)
+    config::parse_manifest(&output.stdout).map_err(|e| format!("{} --manifest: {e}", binary.display()))
 }
 
 fn example_curl(route: &router::Route, port: u16) -> String {
-    let path: String = route
-        .template
-        .split('/')
-        .map(|s| if s.starts_with('{') { "example" } else { s })
-        .collect::<Vec<_>>()
-        .join("/");
+    let path: String =
+        route.template.split('/').map(|s| if s.starts_with('{') { "example" } else { s }).collect::<Vec<_>>().join("/");
     let body = match route.method.as_str() {
         "POST" | "PUT" | "PATCH" => " -H 'content-type: application/json' -d '{}'",
         _ => "",
@@ -135,69 +201,42 @@ fn example_curl(route: &router::Route, port: u16) -> String {
     format!("curl -i -X {} 'http://127.0.0.1:{port}{path}'{body}", route.method)
 }
 
-async fn run(options: Options) -> Result<ExitCode, String> {
-    let binary = build(&options.target)?;
-    let declared = manifest(&binary)?;
-    let mut builder = TestRuntime::builder();
-    for handler in &declared {
-        builder = builder.handler(handler.name.clone(), handler.tag.clone());
-    }
-    let rt = builder.bind().await.map_err(|e| format!("could not start the runtime side: {e}"))?;
-    eprintln!("[dev] runtime socket: {}", rt.socket_path().map(|p| p.display().to_string()).unwrap_or_default());
-
-    let mut child = Command::new(&binary)
-        .envs(rt.env())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("could not start {}: {e}", binary.display()))?;
-
-    let handshake = tokio::select! {
-        handshake = rt.accept() => handshake.map_err(|e| format!("handshake failed: {e}"))?,
-        status = child.wait() => return Err(format!("the handler exited before its handshake ({})", describe(status))),
-    };
-    if !handshake.is_accepted() {
-        let ack = handshake.ack();
-        let _ = child.wait().await;
-        return Err(format!(
-            "the handler was refused: unknown tags {:?}, unhandled tags {:?}",
-            ack.unknown_tags, ack.unhandled_tags
-        ));
-    }
-    let conn = Arc::new(handshake.into_connection().ok_or("the handshake gave no connection")?);
-
-    let router = Router::new(declared.iter().map(|d| d.tag.as_str()));
-    let listener = TcpListener::bind(("127.0.0.1", options.port))
-        .await
-        .map_err(|e| format!("could not listen on 127.0.0.1:{}: {e}", options.port))?;
-    eprintln!("[dev] serving {} handler(s) from {}", declared.len(), binary.display());
-    for handler in &declared {
-        eprintln!("[dev]   {}", handler.tag);
-    }
-    eprintln!("[dev] try:");
-    for route in router.routes() {
-        eprintln!("[dev]   {}", example_curl(route, options.port));
-    }
-    eprintln!("[dev] Ctrl-C drains the handler and stops.");
-
-    let gateway = Arc::new(Gateway { router, conn: Arc::clone(&conn), timeout: options.timeout });
-    let server = tokio::spawn(gateway::serve(listener, gateway));
-    let code = tokio::select! {
-        status = child.wait() => {
-            eprintln!("[dev] the handler exited ({}); not restarting it", describe(status));
-            ExitCode::FAILURE
-        }
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("[dev] draining the handler ...");
-            let _ = conn.drain_in(Duration::from_secs(10));
-            match tokio::time::timeout(Duration::from_secs(15), child.wait()).await {
-                Ok(status) => eprintln!("[dev] the handler exited ({})", describe(status)),
-                Err(_) => eprintln!("[dev] the handler did not exit after draining; killing it"),
+/// The commands to try, one per handler.
+fn examples(app: &App, router: &Router, port: u16) -> Vec<String> {
+    let mut lines: Vec<String> = router.routes().iter().map(|r| example_curl(r, port)).collect();
+    let key = app.route_key();
+    for h in &app.handlers {
+        match h.kind.as_str() {
+            "websocket" => {
+                let route = h.tag.split_once("::").map_or("$default", |(_, r)| r);
+                if !route.starts_with('$') {
+                    lines.push(format!(
+                        "websocat ws://127.0.0.1:{port}/ws   then send: {{\"{key}\":\"{route}\",\"data\":{{}}}}"
+                    ));
+                }
             }
-            ExitCode::SUCCESS
+            "consumer" | "schedule" => {
+                if let Some(rest) = h.tag.strip_prefix("source::")
+                    && let Some((source, name)) = rest.split_once("::")
+                {
+                    if h.kind == "consumer" {
+                        lines.push(format!(
+                            "curl -s -X POST 'http://127.0.0.1:{port}/dev/consumers/{source}/{name}' -d '[{{\"example\":1}}]'"
+                        ));
+                    } else {
+                        lines.push(format!("curl -s -X POST 'http://127.0.0.1:{port}/dev/schedules/{source}/{name}'"));
+                    }
+                }
+            }
+            "custom" => lines.push(format!(
+                "curl -s -X POST 'http://127.0.0.1:{port}/runtime/handlers/invoke' -H 'content-type: application/json' \
+                 -d '{{\"handlerName\":\"{}\",\"invocationType\":\"requestResponse\",\"payload\":{{}}}}'",
+                h.name
+            )),
+            _ => {}
         }
-    };
-    server.abort();
-    Ok(code)
+    }
+    lines
 }
 
 fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
@@ -207,26 +246,248 @@ fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
     }
 }
 
+fn load_config(path: Option<&Path>) -> Result<DevConfig, String> {
+    match path {
+        None => Ok(DevConfig::default()),
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
+            config::parse_config(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+        }
+    }
+}
+
+async fn run(options: RunOptions) -> Result<ExitCode, String> {
+    let dev_config = load_config(options.config.as_deref())?;
+    let binary = build(&options.target)?;
+    let app = Arc::new(App::resolve(&manifest(&binary)?, dev_config, options.timeout)?);
+    let runtime_config = app.runtime_config();
+
+    // Bound first: a port in use is a startup error, not a surprise later.
+    let listener = TcpListener::bind(("127.0.0.1", options.port))
+        .await
+        .map_err(|e| format!("could not listen on 127.0.0.1:{}: {e}", options.port))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+
+    let rt = TestRuntime::builder()
+        .runtime_config(runtime_config.clone())
+        .bind()
+        .await
+        .map_err(|e| format!("could not start the runtime side: {e}"))?;
+    let socket = rt.socket_path().map(|p| p.display().to_string()).unwrap_or_default();
+    let env = rt.env();
+
+    let ws = &app.config.websocket;
+    let defaults = WsOptions::default();
+    let ws_options = WsOptions {
+        route_key: app.route_key().to_owned(),
+        ack_timeout: options
+            .ack_timeout
+            .or(ws.ack_timeout_ms.map(Duration::from_millis))
+            .unwrap_or(defaults.ack_timeout),
+        ack_attempts: options.ack_attempts.or(ws.ack_attempts).unwrap_or(defaults.ack_attempts),
+    };
+    let hub = Hub::new(ws_options);
+    let mut builder = Dispatcher::builder()
+        .runtime_config(runtime_config)
+        .delivery(hub.clone())
+        .on_notice(|notice: &Notice| log::line(&notice.to_string()));
+    let configured_drain = options.drain_timeout.or(app.config.drain_timeout_ms.map(Duration::from_millis));
+    if std::env::var_os(ENV_DRAIN_TIMEOUT).is_none()
+        && let Some(drain) = configured_drain
+    {
+        builder = builder.drain_timeout(drain);
+    }
+    let dispatcher = builder.build();
+    dispatcher.serve(rt);
+    log::line(&format!("runtime socket: {socket}"));
+
+    let mut child = Command::new(&binary)
+        .envs(env)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", binary.display()))?;
+    log::line(&format!("started {} (pid {})", binary.display(), child.id().unwrap_or(0)));
+
+    let router = Router::new(app.handlers.iter().map(|h| h.tag.as_str()));
+    let active = Arc::new(Active::default());
+    let ws_ctx = Arc::new(WsContext { dispatcher: dispatcher.clone(), app: Arc::clone(&app), hub: hub.clone() });
+    let gateway = Arc::new(Gateway {
+        app: Arc::clone(&app),
+        router: router.clone(),
+        dispatcher: dispatcher.clone(),
+        ws: ws_ctx,
+        active: Arc::clone(&active),
+    });
+    // Requests arriving before the handler attaches are held for the attach
+    // grace, as the runtime holds them during a restart.
+    let server = tokio::spawn(gateway::serve(listener, gateway));
+
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("could not handle SIGTERM: {e}"))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("could not handle SIGINT: {e}"))?;
+
+    tokio::select! {
+        attached = dispatcher.wait_for_streams(Duration::from_secs(60), |s| !s.is_empty()) => {
+            if attached.is_err() {
+                log::line("the handler has not connected after 60 s; still waiting");
+            } else {
+                log::line(&format!("serving on http://127.0.0.1:{port}"));
+                for (kind, tags) in app.tags_by_kind() {
+                    log::line(&format!("  {kind}: {}", tags.join(", ")));
+                }
+                log::line("try:");
+                for example in examples(&app, &router, port) {
+                    log::line(&format!("  {example}"));
+                }
+                log::line("Ctrl-C (or SIGTERM) drains the handler and stops.");
+            }
+        }
+        status = child.wait() => {
+            log::line(&format!("the handler exited before serving ({}); not restarting it", describe(status)));
+            server.abort();
+            return Ok(ExitCode::FAILURE);
+        }
+        _ = term.recv() => return shutdown(&dispatcher, &mut child, &active, server, &mut int).await,
+        _ = int.recv() => return shutdown(&dispatcher, &mut child, &active, server, &mut term).await,
+    }
+
+    tokio::select! {
+        status = child.wait() => {
+            log::line(&format!("the handler exited ({}); not restarting it", describe(status)));
+            server.abort();
+            Ok(ExitCode::FAILURE)
+        }
+        _ = term.recv() => shutdown(&dispatcher, &mut child, &active, server, &mut int).await,
+        _ = int.recv() => shutdown(&dispatcher, &mut child, &active, server, &mut term).await,
+    }
+}
+
+/// Drains: `Drain` to the handler, everything in flight waited for (the
+/// requests that carried it answered), then the handler's own exit.
+async fn shutdown(
+    dispatcher: &Dispatcher,
+    child: &mut Child,
+    active: &Active,
+    server: tokio::task::JoinHandle<()>,
+    again: &mut tokio::signal::unix::Signal,
+) -> Result<ExitCode, String> {
+    let in_flight = dispatcher.in_flight();
+    // From here on nothing new is dispatched: new requests are answered 503.
+    let drained = dispatcher.drain();
+    log::line(&format!(
+        "draining: {in_flight} event(s) in flight, deadline {:.1} s",
+        dispatcher.drain_timeout().as_secs_f64()
+    ));
+    let work = async {
+        let report = drained.await;
+        if report.completed {
+            log::line(&format!("drained: {} event(s) answered", report.in_flight_at_start));
+        } else {
+            log::line(&format!("drain deadline passed: {} event(s) abandoned", report.abandoned));
+        }
+        // Let the answers reach their callers before the server stops.
+        active.wait_idle(Duration::from_secs(5)).await;
+        match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+            Ok(status) => log::line(&format!("the handler exited ({})", describe(status))),
+            Err(_) => {
+                log::line("the handler did not exit after the drain; sending SIGTERM");
+                if let Some(pid) = child.id() {
+                    // SAFETY: kill(2) has no memory-safety preconditions.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+                }
+                if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+                    log::line("still running; killing it");
+                    let _ = child.kill().await;
+                }
+            }
+        }
+    };
+    let code = tokio::select! {
+        _ = work => ExitCode::SUCCESS,
+        _ = again.recv() => {
+            log::line("second signal: stopping now");
+            let _ = child.kill().await;
+            ExitCode::from(130)
+        }
+    };
+    server.abort();
+    dispatcher.stop();
+    Ok(code)
+}
+
+/// A one-shot HTTP/1.1 request to a running dev runtime; returns the
+/// status and body.
+fn request(port: u16, path: &str, body: &[u8]) -> Result<(u16, String), String> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .map_err(|e| format!("could not reach celerity-dev on 127.0.0.1:{port}: {e}"))?;
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body)).map_err(|e| e.to_string())?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&response);
+    let (head, body) = text.split_once("\r\n\r\n").ok_or("a malformed HTTP response")?;
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("a malformed status line")?;
+    Ok((status, body.to_owned()))
+}
+
+fn client(command: Command_) -> Result<ExitCode, String> {
+    let encode = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let (port, path, body) = match command {
+        Command_::Push { source_id, handler, file, port } => {
+            let body = if file == "-" {
+                let mut buf = Vec::new();
+                std::io::stdin().read_to_end(&mut buf).map_err(|e| e.to_string())?;
+                buf
+            } else {
+                std::fs::read(&file).map_err(|e| format!("could not read {file}: {e}"))?
+            };
+            (port, format!("/dev/consumers/{}/{}", encode(&source_id), encode(&handler)), body)
+        }
+        Command_::Schedule { schedule_id, handler, port } => {
+            (port, format!("/dev/schedules/{}/{}", encode(&schedule_id), encode(&handler)), Vec::new())
+        }
+        Command_::Invoke { handler, payload, is_async, port } => {
+            let payload: serde_json::Value = match payload {
+                Some(p) => serde_json::from_str(&p).map_err(|e| format!("payload is not JSON: {e}"))?,
+                None => serde_json::Value::Null,
+            };
+            let body = serde_json::json!({
+                "handlerName": handler,
+                "invocationType": if is_async { "async" } else { "requestResponse" },
+                "payload": payload,
+            });
+            (port, "/runtime/handlers/invoke".to_owned(), body.to_string().into_bytes())
+        }
+        Command_::Run(_) => unreachable!("run is not a client command"),
+    };
+    let (status, body) = request(port, &path, &body)?;
+    println!("{body}");
+    Ok(if (200..300).contains(&status) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse_args(&args) {
-        Ok(options) => options,
+    let command = match parse_args(&args) {
+        Ok(command) => command,
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("could not start tokio: {error}");
-            return ExitCode::FAILURE;
-        }
+    let outcome = match command {
+        Command_::Run(options) => match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(runtime) => runtime.block_on(run(options)),
+            Err(error) => Err(format!("could not start tokio: {error}")),
+        },
+        other => client(other),
     };
-    match runtime.block_on(run(options)) {
+    match outcome {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("[dev] {message}");
+            log::line(&message);
             ExitCode::FAILURE
         }
     }
@@ -242,10 +503,54 @@ mod tests {
 
     #[test]
     fn parses_run() {
-        let options = parse_args(&args(&["run", "hello", "--port", "9000", "--timeout-ms", "500"])).unwrap();
+        let Command_::Run(options) = parse_args(&args(&[
+            "run",
+            "hello",
+            "--port",
+            "9000",
+            "--timeout-ms",
+            "500",
+            "--config",
+            "dev.json",
+            "--ack-timeout-ms",
+            "50",
+            "--ack-attempts",
+            "2",
+        ]))
+        .unwrap() else {
+            panic!("not run")
+        };
         assert_eq!(options.target, "hello");
         assert_eq!(options.port, 9000);
         assert_eq!(options.timeout, Duration::from_millis(500));
+        assert_eq!(options.config, Some(PathBuf::from("dev.json")));
+        assert_eq!((options.ack_timeout, options.ack_attempts), (Some(Duration::from_millis(50)), Some(2)));
+    }
+
+    #[test]
+    fn parses_client_commands() {
+        assert_eq!(
+            parse_args(&args(&["push", "orders-queue", "process", "-", "--port", "9001"])).unwrap(),
+            Command_::Push {
+                source_id: "orders-queue".into(),
+                handler: "process".into(),
+                file: "-".into(),
+                port: 9001
+            }
+        );
+        assert_eq!(
+            parse_args(&args(&["schedule", "nightly", "cleanup"])).unwrap(),
+            Command_::Schedule { schedule_id: "nightly".into(), handler: "cleanup".into(), port: 8080 }
+        );
+        assert_eq!(
+            parse_args(&args(&["invoke", "reindex", "{\"full\":true}", "--async"])).unwrap(),
+            Command_::Invoke {
+                handler: "reindex".into(),
+                payload: Some("{\"full\":true}".into()),
+                is_async: true,
+                port: 8080
+            }
+        );
     }
 
     #[test]
@@ -254,6 +559,8 @@ mod tests {
         assert!(parse_args(&args(&["run"])).is_err());
         assert!(parse_args(&args(&["run", "hello", "--colour"])).is_err());
         assert!(parse_args(&args(&["run", "hello", "--port", "x"])).is_err());
+        assert!(parse_args(&args(&["run", "hello", "extra"])).is_err());
+        assert!(parse_args(&args(&["schedule", "nightly", "--config", "x"])).is_err());
     }
 
     #[test]

@@ -164,7 +164,8 @@ mod tests {
 
     #[test]
     fn catch_all_takes_one_value_per_segment() {
-        let matched = router().route("GET", "/files/a/b%20c/d.txt").unwrap();
+        let routes = router();
+        let matched = routes.route("GET", "/files/a/b%20c/d.txt").unwrap();
         assert_eq!(matched.params["path"], ["a", "b%20c", "d.txt"]);
         assert_eq!(router().route("GET", "/files"), Err(NoMatch::NotFound));
     }

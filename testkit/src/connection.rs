@@ -38,6 +38,18 @@ struct State {
     /// `None` once the runtime side is closed.
     outbound: Option<Outbound>,
     default_timeout: Duration,
+    /// When set (by a dispatcher that owns the stream), every frame and the
+    /// stream's end go here instead of into the ledger.
+    tap: Option<mpsc::UnboundedSender<Tapped>>,
+}
+
+/// What a tapped connection forwards.
+#[derive(Debug)]
+pub(crate) enum Tapped {
+    /// A frame from the handler.
+    Frame(HandlerMessage),
+    /// The handler's stream ended.
+    End(StreamEnd),
 }
 
 impl Shared {
@@ -98,11 +110,36 @@ impl Connection {
     ) -> Self {
         let (changed, _) = watch::channel(0);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { ledger: Ledger::new(&ready), outbound: Some(outbound), default_timeout }),
+            state: Mutex::new(State {
+                ledger: Ledger::new(&ready),
+                outbound: Some(outbound),
+                default_timeout,
+                tap: None,
+            }),
             changed,
         });
         let reader = tokio::spawn(read_frames(inbound, Arc::clone(&shared)));
         Connection { shared, ready, config, reader }
+    }
+
+    /// Hands every later frame, and the stream's end, to the returned
+    /// receiver instead of the ledger (for a dispatcher that owns the
+    /// stream). Frames recorded before are forwarded first.
+    pub(crate) fn tap(&self) -> mpsc::UnboundedReceiver<Tapped> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut st = self.shared.lock();
+        for frame in st.ledger.frames.drain(..) {
+            let _ = tx.send(Tapped::Frame(frame));
+        }
+        for result in st.ledger.results.drain(..) {
+            let frame = HandlerMessage { frame: Some(handler_message::Frame::Result(result)) };
+            let _ = tx.send(Tapped::Frame(frame));
+        }
+        if let Some(end) = st.ledger.end.clone() {
+            let _ = tx.send(Tapped::End(end));
+        }
+        st.tap = Some(tx);
+        rx
     }
 
     /// The `Ready` the handler sent.
@@ -497,7 +534,12 @@ async fn read_frames(mut inbound: Streaming<HandlerMessage>, shared: Arc<Shared>
             let mut st = shared.lock();
             let done = match next {
                 Ok(Some(msg)) => {
-                    st.ledger.on_frame(msg);
+                    match &st.tap {
+                        Some(tap) => {
+                            let _ = tap.send(Tapped::Frame(msg));
+                        }
+                        None => st.ledger.on_frame(msg),
+                    }
                     false
                 }
                 Ok(None) => {
@@ -510,6 +552,9 @@ async fn read_frames(mut inbound: Streaming<HandlerMessage>, shared: Arc<Shared>
                 }
             };
             if done {
+                if let (Some(tap), Some(end)) = (&st.tap, &st.ledger.end) {
+                    let _ = tap.send(Tapped::End(end.clone()));
+                }
                 // The handler has gone: like the runtime, close our side too.
                 st.outbound = None;
             }

@@ -151,6 +151,9 @@ pub enum Error {
     NotDispatched(String),
     /// The test runtime's server has stopped; no more handler streams arrive.
     RuntimeStopped,
+    /// A handler stream connected while the runtime was draining; it was
+    /// refused (closed with status UNAVAILABLE).
+    RefusedDraining,
 }
 
 impl fmt::Display for Error {
@@ -191,6 +194,9 @@ impl fmt::Display for Error {
                 write!(f, "id {id:?} was never dispatched on this connection")
             }
             Error::RuntimeStopped => f.write_str("the test runtime's server has stopped"),
+            Error::RefusedDraining => {
+                f.write_str("a handler stream connected while the runtime was draining; it was refused")
+            }
         }
     }
 }

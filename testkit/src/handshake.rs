@@ -128,6 +128,11 @@ pub(crate) async fn run(
         },
     };
 
+    if settings.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = outbound.send(Err(Status::unavailable("the runtime is draining and accepts no new handler streams")));
+        return Err(Error::RefusedDraining);
+    }
+
     let mut ack = negotiate(&settings.config, &ready);
     if let Some(override_ack) = &settings.ack_override {
         ack = override_ack(&ready, ack);

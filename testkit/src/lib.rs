@@ -10,6 +10,12 @@
 //! collects results and other frames, keeps the credit account and records
 //! protocol violations.
 //!
+//! - [`dispatcher`] is the runtime's scheduling side on top of that: a
+//!   [`Dispatcher`](dispatcher::Dispatcher) owns every accepted stream and
+//!   schedules submitted events onto them as the runtime does (credit,
+//!   per-tag caps, idle-tag reservation, round-robin, attach grace, producer
+//!   wait, deadlines, cancel reclaim, late answers, drain), answering each
+//!   producer with an [`EventOutcome`](dispatcher::EventOutcome).
 //! - [`event`] builds `Dispatch` frames for every kind of source.
 //! - [`process`] runs the handler executable under test and captures its
 //!   output.
@@ -42,6 +48,7 @@
 
 mod connection;
 mod credit;
+pub mod dispatcher;
 mod error;
 pub mod event;
 mod frame;

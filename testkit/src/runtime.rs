@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use celerity_proto::v1::handler_runtime_service_server::HandlerRuntimeServiceServer;
@@ -177,6 +178,7 @@ impl TestRuntimeBuilder {
             ready_timeout: self.ready_timeout,
             wait_timeout: self.wait_timeout,
             ack_override: self.ack_override,
+            refusing: Arc::new(AtomicBool::new(false)),
         });
         let (handshakes, queue) = mpsc::unbounded_channel();
         let service = HandlerRuntimeServiceServer::new(RuntimeService { settings: Arc::clone(&settings), handshakes });
@@ -313,6 +315,19 @@ impl TestRuntime {
             Ok(None) => Err(Error::RuntimeStopped),
             Ok(Some(outcome)) => outcome,
         }
+    }
+
+    /// Refuses every handler stream that connects from now on (as the
+    /// runtime does while it drains): the stream is closed with status
+    /// UNAVAILABLE before or instead of its `ReadyAck`, and
+    /// [`accept`](Self::accept) reports [`Error::RefusedDraining`].
+    pub fn refuse_new_streams(&self) {
+        self.settings.refusing.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether new handler streams are refused.
+    pub fn is_refusing(&self) -> bool {
+        self.settings.refusing.load(Ordering::SeqCst)
     }
 
     /// Accepts the next handshake and returns its connection, or

@@ -32,6 +32,12 @@ impl HandlerRuntimeService for RuntimeService {
         &self,
         request: Request<Streaming<HandlerMessage>>,
     ) -> Result<Response<Self::EventStreamStream>, Status> {
+        if self.settings.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+            // A stream connecting during a drain would be given no work;
+            // refusing it tells the handler to stop.
+            let _ = self.handshakes.send(Err(Error::RefusedDraining));
+            return Err(Status::unavailable("the runtime is draining and accepts no new handler streams"));
+        }
         let connected_at = Instant::now();
         let inbound = request.into_inner();
         let (outbound, rx) = mpsc::unbounded_channel();

@@ -1,6 +1,7 @@
 //! How a test runtime behaves towards each handler stream.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use celerity_proto::v1::{Ready, ReadyAck, RuntimeConfig, RuntimeMessage};
@@ -21,4 +22,6 @@ pub(crate) struct Settings {
     pub(crate) wait_timeout: Duration,
     /// Replaces the computed ReadyAck, if set.
     pub(crate) ack_override: Option<AckOverride>,
+    /// Set while the runtime drains: new streams are refused.
+    pub(crate) refusing: Arc<AtomicBool>,
 }

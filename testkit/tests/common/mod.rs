@@ -27,7 +27,7 @@ pub struct FakeHandler {
     rx: Streaming<RuntimeMessage>,
 }
 
-async fn unix_channel(path: &Path) -> Channel {
+pub async fn unix_channel(path: &Path) -> Channel {
     let path: PathBuf = path.to_owned();
     Endpoint::from_static("http://localhost")
         .connect_with_connector(tower::service_fn(move |_| {
