@@ -180,6 +180,7 @@ impl App {
                 .name
                 .clone()
                 .or(settings.name.clone())
+                .or_else(|| name_in_tag(&tag))
                 .unwrap_or_else(|| entry.function.rsplit("::").next().unwrap_or(&entry.function).to_owned());
             handlers.push(Handler {
                 name,
@@ -254,6 +255,16 @@ impl App {
     }
 }
 
+/// The blueprint handler name a tag carries: `custom::{name}` and
+/// `source::{sourceId}::{name}` end with it; HTTP and WebSocket tags do not.
+fn name_in_tag(tag: &str) -> Option<String> {
+    let parts: Vec<&str> = tag.split("::").collect();
+    match parts[..] {
+        ["custom", name] | ["source", _, name] if !name.is_empty() => Some(name.to_string()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +315,15 @@ mod tests {
         assert_eq!(app.by_name("reindex").unwrap().tag, "custom::reindex");
         assert_eq!(app.route_key(), "action");
         assert_eq!(rc.protocol_version, Some(ProtocolVersion { major: 1, minor: 0 }));
+    }
+
+    #[test]
+    fn custom_and_source_tags_carry_the_blueprint_name() {
+        assert_eq!(name_in_tag("custom::quoteOrder").as_deref(), Some("quoteOrder"));
+        assert_eq!(name_in_tag("source::order-events::processOrderEvents").as_deref(), Some("processOrderEvents"));
+        assert_eq!(name_in_tag("GET::/orders/{id}"), None);
+        assert_eq!(name_in_tag("event::$default"), None);
+        assert_eq!(name_in_tag("custom::"), None);
     }
 
     #[test]

@@ -22,8 +22,10 @@ pub fn unix_ms() -> i64 {
 
 /// Writes `[dev] {text}`.
 pub fn line(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "[dev] {text}");
+    // One write: the handler shares this stderr, and its lines must not land
+    // inside ours.
+    let line = format!("[dev] {text}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// The line for one event.
