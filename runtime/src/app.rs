@@ -276,6 +276,11 @@ impl App {
         AppHandle::new(self.commands.clone())
     }
 
+    /// Takes the state given with [`App::state`], for `celerity::testing`.
+    pub(crate) fn take_state(&mut self) -> StateMap {
+        std::mem::take(&mut self.state)
+    }
+
     /// Every registration this application would serve, compiled ones first.
     pub fn registrations(&self) -> Vec<Registration> {
         let mut all = if self.include_compiled { registry::compiled() } else { Vec::new() };

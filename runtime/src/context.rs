@@ -153,10 +153,11 @@ impl Context {
     /// A sender of WebSocket messages on this handler's stream. Outside a
     /// runtime (a detached context), every send ends `Disconnected`.
     pub fn ws(&self) -> crate::websocket::WsSender {
-        match &self.inner.app {
+        let sender = match &self.inner.app {
             Some(app) => app.ws(),
             None => crate::websocket::WsSender::disconnected(),
-        }
+        };
+        sender.with_link(crate::testing::ws_link(self))
     }
 
     /// Fires the cancellation with its reason; the first reason stays.
@@ -191,6 +192,12 @@ impl StateMap {
 
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.values.get(&TypeId::of::<T>()).and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+
+    /// Another map holding the same values (the values are shared, not
+    /// copied), for `celerity::testing` to add per-call entries to.
+    pub(crate) fn share(&self) -> StateMap {
+        StateMap { values: self.values.clone() }
     }
 }
 

@@ -22,6 +22,12 @@
 //!
 //! Dropping a handler at its deadline cannot stop blocking code either: it
 //! runs on until it returns, and only its answer is discarded.
+//!
+//! What it sees is also shown to [`crate::observe`]: the `RuntimeConfig`
+//! (for the tracing and metrics flags) before the session takes it, every
+//! frame sent (results, for outcomes and latencies), each handler's start
+//! (which gives the span its task runs in), WebSocket sends ending, and the
+//! stream's state after each turn (for the gauges).
 
 use std::backtrace::Backtrace;
 use std::cell::{Cell, RefCell};
@@ -44,10 +50,12 @@ use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
+use tracing::Instrument;
 
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::handler::HandlerFuture;
+use crate::observe::Observer;
 use crate::registry::Registration;
 use crate::session::{Action, HandlerSpec, Input, Session, SessionConfig, SessionError, WsOutcome, error_type};
 use crate::settings::Settings;
@@ -203,6 +211,7 @@ async fn run_stream(
         }
     };
     let mut session = Session::new(config, now_ms());
+    let mut observer = Observer::from_env();
 
     let mut out = Some(out_tx);
     let mut closed_our_half = false;
@@ -217,6 +226,7 @@ async fn run_stream(
         while let Some(action) = session.poll_action() {
             match action {
                 Action::Send(message) => {
+                    observer.outbound(&message);
                     if let Some(tx) = &out {
                         // Waits when the runtime stops reading: backpressure
                         // rather than an unbounded queue.
@@ -229,6 +239,7 @@ async fn run_stream(
                     generation += 1;
                     let id = dispatch.id.clone();
                     let registration = &served.registrations[handler];
+                    let span = observer.start(handler, registration, &dispatch);
                     let cx = Context::new(
                         id.clone(),
                         dispatch.handler_tag.clone(),
@@ -243,16 +254,19 @@ async fn run_stream(
                     let done = done_tx.clone();
                     let task_id = id.clone();
                     let task_generation = generation;
-                    let task = served.app.spawn(async move {
-                        // Building the future is user code too: it runs here,
-                        // never on the I/O thread, and a panic in it is an
-                        // answer like any other.
-                        let outcome = match guarded(|| handler.call(dispatch, task_cx)) {
-                            Ok(future) => CatchPanic { future }.await,
-                            Err(outcome) => outcome,
-                        };
-                        let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
-                    });
+                    let task = served.app.spawn(
+                        async move {
+                            // Building the future is user code too: it runs
+                            // here, never on the I/O thread, and a panic in it
+                            // is an answer like any other.
+                            let outcome = match guarded(|| handler.call(dispatch, task_cx)) {
+                                Ok(future) => CatchPanic { future }.await,
+                                Err(outcome) => outcome,
+                            };
+                            let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
+                        }
+                        .instrument(span),
+                    );
                     running.insert(id, Running { generation, abort: task.abort_handle(), cx });
                 }
                 Action::Cancel { id, reason } => {
@@ -265,25 +279,20 @@ async fn run_stream(
                         task.abort.abort();
                     }
                 }
-                Action::Report(report) => {
-                    if report.is_complete() {
-                        tracing::info!("{report}");
-                    } else {
-                        tracing::warn!("{report}");
-                    }
+                // Held, and logged with the rest once the runtime accepts.
+                Action::Report(report) => observer.report(report),
+                Action::Serving => {
+                    observer.serving(&served.registrations, settings.target.to_string(), session.credit().window())
                 }
-                Action::Serving => tracing::info!(
-                    target = %settings.target,
-                    credit = session.credit().window(),
-                    "handshake complete; serving events"
-                ),
-                Action::UnversionedRuntime => tracing::info!(
+                // Said in the startup block.
+                Action::UnversionedRuntime => tracing::debug!(
                     "the runtime did not say which protocol version it serves (it predates version negotiation); proceeding with protocol {}.{}",
                     crate::version::PROTOCOL_MAJOR,
                     crate::version::PROTOCOL_MINOR
                 ),
                 Action::Warn(message) => tracing::warn!("{message}"),
                 Action::WsDone { correlation_id, outcome } => {
+                    observer.ws_done(&outcome);
                     if let Some(waiter) = ws_waiters.remove(&correlation_id) {
                         let _ = waiter.send(outcome);
                     }
@@ -296,6 +305,7 @@ async fn run_stream(
                     // Dropping the sender ends our half of the stream.
                 }
                 Action::Exit(result) => {
+                    observer.exit();
                     for (_, task) in running.drain() {
                         task.cx.cancel(crate::session::CancelReason::Shutdown);
                         task.abort.abort();
@@ -316,6 +326,8 @@ async fn run_stream(
             }
         }
 
+        observer.end_of_turn(&session);
+
         let timer = session.next_timer();
         let sleep = async {
             match timer {
@@ -329,7 +341,12 @@ async fn run_stream(
         tokio::select! {
             message = inbound.message() => {
                 let input = match message {
-                    Ok(Some(message)) => frame_input(message),
+                    Ok(Some(message)) => {
+                        // Seen before the session takes it: the RuntimeConfig
+                        // says what to trace and record.
+                        observer.inbound(&message, &served.registrations);
+                        frame_input(message)
+                    }
                     Ok(None) => Input::StreamEnded { error: None },
                     Err(status) => Input::StreamEnded { error: Some(error_chain(&status)) },
                 };

@@ -35,7 +35,13 @@ pub struct Error {
 impl Error {
     /// An error with a message, of type `Error`.
     pub fn msg(message: impl fmt::Display) -> Self {
-        Error { type_name: Cow::Borrowed("Error"), message: message.to_string(), source: None, http: None, custom: false }
+        Error {
+            type_name: Cow::Borrowed("Error"),
+            message: message.to_string(),
+            source: None,
+            http: None,
+            custom: false,
+        }
     }
 
     /// An error with the type name the runtime is told, and a message.
@@ -88,7 +94,13 @@ where
 {
     fn from(error: E) -> Self {
         let message = crate::transport::error_chain(&error);
-        Error { type_name: Cow::Borrowed(short_type_name::<E>()), message, source: Some(Box::new(error)), http: None, custom: false }
+        Error {
+            type_name: Cow::Borrowed(short_type_name::<E>()),
+            message,
+            source: Some(Box::new(error)),
+            http: None,
+            custom: false,
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! | `CELERITY_RUNTIME_SOCKET_FALLBACK_PORT` | the TCP port on 127.0.0.1 (not 0) | `8592` |
 //! | `CELERITY_HANDLER_CONCURRENCY` | worker pool size, declared as the initial credit | [`DEFAULT_CONCURRENCY`] |
 //! | `CELERITY_CONNECT_TIMEOUT_MS` | how long to retry while the socket is missing or refuses | `30000` |
-//! | `CELERITY_MAX_MESSAGE_BYTES` | largest frame accepted or sent | 64 MiB |
+//! | `CELERITY_MAX_MESSAGE_BYTES` | largest frame accepted or sent, at least 65536 | 64 MiB |
+//! | `CELERITY_HANDSHAKE_TIMEOUT_MS` | how long to wait, from connecting, for the event stream to open, for `RuntimeConfig`, and then for `ReadyAck` | `30000` |
 //! | `CELERITY_CANCEL_GRACE_MS` | how long a handler may run on after its deadline passes or a `Cancel` arrives, before it is dropped and answered for; below `5000` (the runtime reclaims the place itself after 5 s) | `1000` |
 //! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM or SIGINT | `10000` |
 //! | `CELERITY_EXPOSE_STACK` | `true`: a panicking handler's stack trace goes in `HandlerError.stack`. Off by default, because the runtime shows `HandlerError` text to HTTP callers | off |
@@ -26,6 +27,12 @@ pub const DEFAULT_FALLBACK_PORT: u16 = 8592;
 pub const DEFAULT_CONCURRENCY: u32 = 64;
 /// The largest frame accepted or sent when `CELERITY_MAX_MESSAGE_BYTES` is not set.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// The smallest `CELERITY_MAX_MESSAGE_BYTES`: every answer the SDK composes
+/// itself must fit a frame.
+pub const MIN_MAX_MESSAGE_BYTES: usize = crate::session::MIN_MESSAGE_BYTES;
+/// How long the handshake may take when `CELERITY_HANDSHAKE_TIMEOUT_MS` is
+/// not set: the 30 s the runtime gives a handler to send `Ready`.
+pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
 /// How long a cancelled handler may run on when `CELERITY_CANCEL_GRACE_MS` is
 /// not set.
 pub const DEFAULT_CANCEL_GRACE_MS: u64 = 1_000;
@@ -68,6 +75,10 @@ pub struct Settings {
     pub cancel_grace: Duration,
     /// The deadline put on `Draining` after SIGTERM.
     pub shutdown_grace: Duration,
+    /// How long to wait, from connecting, for the stream to open, for
+    /// `RuntimeConfig` and then for `ReadyAck`, before giving up with an
+    /// error naming what did not come.
+    pub handshake_timeout: Duration,
     /// Whether a panic's stack trace is sent to the runtime.
     pub expose_stack: bool,
 }
@@ -136,11 +147,17 @@ impl Settings {
                 &lookup,
                 "CELERITY_MAX_MESSAGE_BYTES",
                 DEFAULT_MAX_MESSAGE_BYTES as u64,
-                1024,
+                MIN_MAX_MESSAGE_BYTES as u64,
             )?
             .min(usize::MAX as u64) as usize,
             cancel_grace: Duration::from_millis(parse_cancel_grace(&lookup)?),
             shutdown_grace: Duration::from_millis(parse_number(&lookup, "CELERITY_SHUTDOWN_GRACE_MS", 10_000, 0)?),
+            handshake_timeout: Duration::from_millis(parse_number(
+                &lookup,
+                "CELERITY_HANDSHAKE_TIMEOUT_MS",
+                DEFAULT_HANDSHAKE_TIMEOUT_MS,
+                1,
+            )?),
             expose_stack: match lookup("CELERITY_EXPOSE_STACK") {
                 None => false,
                 Some(value) => parse_bool("CELERITY_EXPOSE_STACK", &value)?,
@@ -226,7 +243,28 @@ mod tests {
         assert_eq!(s.max_message_bytes, 64 * 1024 * 1024);
         assert_eq!(s.cancel_grace, Duration::from_secs(1));
         assert_eq!(s.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(s.handshake_timeout, Duration::from_secs(30));
         assert!(!s.expose_stack);
+    }
+
+    #[test]
+    fn the_handshake_timeout_is_configurable_and_positive() {
+        let s = settings(&[("CELERITY_HANDSHAKE_TIMEOUT_MS", "1500")]).unwrap();
+        assert_eq!(s.handshake_timeout, Duration::from_millis(1500));
+        for bad in ["0", "soon", "-1"] {
+            let err = settings(&[("CELERITY_HANDSHAKE_TIMEOUT_MS", bad)]).unwrap_err();
+            assert_eq!(err.variable, "CELERITY_HANDSHAKE_TIMEOUT_MS");
+        }
+        let config = crate::session::SessionConfig::from_settings(Vec::new(), &s);
+        assert_eq!(config.handshake_timeout_ms, 1500);
+        assert_eq!(config.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn the_largest_frame_has_room_for_the_sdks_own_answers() {
+        assert_eq!(settings(&[("CELERITY_MAX_MESSAGE_BYTES", "65536")]).unwrap().max_message_bytes, 65536);
+        let err = settings(&[("CELERITY_MAX_MESSAGE_BYTES", "1024")]).unwrap_err();
+        assert!(err.problem.contains("65536"), "{err}");
     }
 
     #[test]

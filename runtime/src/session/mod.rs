@@ -34,6 +34,8 @@ pub use credit::Credit;
 pub use handshake::HandshakeReport;
 pub use ws::WsOutcome;
 
+use prost::Message as _;
+
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
 /// How a handler is bound to the blueprint.
@@ -88,7 +90,27 @@ pub struct SessionConfig {
     /// crosses it on the wire, and is served rather than lost. Never past
     /// the `Draining` deadline.
     pub draining_settle_ms: u64,
+    /// The largest frame the transport sends (`CELERITY_MAX_MESSAGE_BYTES`),
+    /// at least [`MIN_MESSAGE_BYTES`]. A `Result` or `WsSend` that would
+    /// encode larger is never handed to the transport, whose encoder would
+    /// fail the whole stream on it: a result is answered with a
+    /// [`error_type::RESULT_TOO_LARGE`] error instead, and a send ends
+    /// [`WsOutcome::TooLarge`].
+    pub max_message_bytes: usize,
 }
+
+/// The smallest [`SessionConfig::max_message_bytes`]: room for an error
+/// answering any dispatch id the session accepts ([`MAX_ID_BYTES`]).
+pub const MIN_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// The longest dispatch id the session answers. The runtime's ids are short
+/// (UUIDs); a longer one is dropped as unanswerable, like an empty one, so
+/// that every answer the session composes fits a frame.
+pub const MAX_ID_BYTES: usize = 4096;
+
+/// How much of a runtime-supplied string (a tag, an id, a correlation id)
+/// is quoted in a log line or error message.
+pub const QUOTED_BYTES: usize = 256;
 
 impl SessionConfig {
     /// A configuration with the SDK's default timings.
@@ -97,12 +119,39 @@ impl SessionConfig {
             handlers,
             initial_credit,
             sdk_version: crate::version::SDK_VERSION.to_string(),
-            cancel_grace_ms: 1_000,
-            handshake_timeout_ms: 30_000,
+            cancel_grace_ms: crate::settings::DEFAULT_CANCEL_GRACE_MS,
+            handshake_timeout_ms: crate::settings::DEFAULT_HANDSHAKE_TIMEOUT_MS,
             shutdown_grace_ms: 10_000,
             draining_settle_ms: 250,
+            max_message_bytes: crate::settings::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
+
+    /// A configuration taking every setting the core uses from `settings`:
+    /// the pool size, the cancellation and shutdown graces, the handshake
+    /// timeout and the largest frame.
+    pub fn from_settings(handlers: Vec<HandlerSpec>, settings: &crate::settings::Settings) -> Self {
+        let mut config = SessionConfig::new(handlers, settings.concurrency);
+        config.cancel_grace_ms = u64::try_from(settings.cancel_grace.as_millis()).unwrap_or(u64::MAX);
+        config.shutdown_grace_ms = u64::try_from(settings.shutdown_grace.as_millis()).unwrap_or(u64::MAX);
+        config.handshake_timeout_ms = u64::try_from(settings.handshake_timeout.as_millis()).unwrap_or(u64::MAX);
+        config.max_message_bytes = settings.max_message_bytes;
+        config
+    }
+}
+
+/// `text` quoted for a message, cut to at most [`QUOTED_BYTES`] bytes (at a
+/// character boundary) with its full length noted: what the runtime sends
+/// may be up to a frame long, and is never echoed whole.
+pub fn quoted(text: &str) -> String {
+    if text.len() <= QUOTED_BYTES {
+        return format!("{text:?}");
+    }
+    let mut end = QUOTED_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}... ({} bytes)", &text[..end], text.len())
 }
 
 /// Why a handler's cancellation fired.
@@ -166,6 +215,9 @@ pub mod error_type {
     pub const NOT_ACCEPTING: &str = "NotAccepting";
     /// The event's source does not fit the handler it was sent to.
     pub const WRONG_SOURCE: &str = "WrongEventSource";
+    /// The handler's answer would not fit a frame
+    /// (`CELERITY_MAX_MESSAGE_BYTES`); this error was sent instead.
+    pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
 }
 
 /// Something that happened, fed to [`Session::handle`].
@@ -489,6 +541,7 @@ impl Session {
         // The pool has at least one worker: a window of zero would never be
         // dispatched to.
         config.initial_credit = config.initial_credit.max(1);
+        config.max_message_bytes = config.max_message_bytes.max(MIN_MESSAGE_BYTES);
         let credit = Credit::new(config.initial_credit);
         Session {
             config,
@@ -570,13 +623,30 @@ impl Session {
     }
 
     fn send_ws(&mut self, now: i64, correlation_id: String, messages: Vec<pb::WsOutbound>, timeout_ms: u64) {
+        let message = HandlerMessage {
+            frame: Some(handler_message::Frame::WsSend(pb::WsSend {
+                correlation_id: correlation_id.clone(),
+                messages,
+            })),
+        };
+        let bytes = message.encoded_len();
+        let limit = self.config.max_message_bytes;
+        if bytes > limit {
+            // The transport's encoder would fail the whole stream on it.
+            self.warn(format!(
+                "a WebSocket send of {bytes} bytes is over the largest frame of {limit} bytes \
+                 (CELERITY_MAX_MESSAGE_BYTES); it was not sent"
+            ));
+            self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::TooLarge { bytes, limit } });
+            return;
+        }
         let deadline = now.saturating_add(i64::try_from(timeout_ms).unwrap_or(i64::MAX));
         if !self.ws_pending.insert(correlation_id.clone(), deadline) {
-            self.warn(format!("a WebSocket send reused correlation id {correlation_id:?}; it was not sent"));
+            self.warn(format!("a WebSocket send reused correlation id {}; it was not sent", quoted(&correlation_id)));
             self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::Disconnected });
             return;
         }
-        self.send(handler_message::Frame::WsSend(pb::WsSend { correlation_id, messages }));
+        self.actions.push_back(Action::Send(message));
     }
 
     fn on_ws_ack(&mut self, ack: pb::WsSendAck) {
@@ -588,8 +658,8 @@ impl Session {
         } else {
             // Given up on already (timed out), or never sent by us.
             self.warn(format!(
-                "the runtime acknowledged WebSocket send {:?}, which is not awaited (it timed out, or this process did not make it); ignored",
-                ack.correlation_id
+                "the runtime acknowledged WebSocket send {}, which is not awaited (it timed out, or this process did not make it); ignored",
+                quoted(&ack.correlation_id)
             ));
         }
     }
@@ -695,6 +765,9 @@ impl Session {
                 runtime_message::Frame::Dispatch(dispatch) if dispatch.id.is_empty() => {
                     self.unanswerable(&dispatch, "it has no id");
                 }
+                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.len() > MAX_ID_BYTES => {
+                    self.unanswerable(&dispatch, "its id is longer than any answer may carry");
+                }
                 runtime_message::Frame::Dispatch(dispatch) => {
                     // Never leave an event unanswered, even one that breaks
                     // the handshake order.
@@ -761,6 +834,9 @@ impl Session {
         if dispatch.id.is_empty() {
             return self.unanswerable(&dispatch, "it has no id");
         }
+        if dispatch.id.len() > MAX_ID_BYTES {
+            return self.unanswerable(&dispatch, "its id is longer than any answer may carry");
+        }
         if self.in_flight.contains_key(&dispatch.id) {
             // A second answer for the id would be taken as the first one's.
             return self.unanswerable(&dispatch, "its id is still in flight");
@@ -779,9 +855,9 @@ impl Session {
             self.over_credit += 1;
             if self.over_credit.is_power_of_two() {
                 self.warn(format!(
-                    "the runtime dispatched {:?} beyond the credit window of {} ({} such dispatch(es) so far); \
+                    "the runtime dispatched {} beyond the credit window of {} ({} such dispatch(es) so far); \
                      answered OverCapacity without running it",
-                    dispatch.id,
+                    quoted(&dispatch.id),
                     self.credit.window(),
                     self.over_credit
                 ));
@@ -789,14 +865,16 @@ impl Session {
             return self.answer_over_credit(dispatch.id);
         }
         let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
-            let message = format!("no handler in this process serves tag {:?}", dispatch.handler_tag);
+            let message = format!("no handler in this process serves tag {}", quoted(&dispatch.handler_tag));
             return self.answer_unstarted(dispatch.id, error_type::UNKNOWN_TAG, message);
         };
         if let Some(cap) = self.config.handlers[handler].max_concurrent
             && self.in_flight_per_handler[handler] >= cap
         {
-            let message =
-                format!("tag {:?} already has {cap} event(s) in flight, its max_concurrent", dispatch.handler_tag);
+            let message = format!(
+                "tag {} already has {cap} event(s) in flight, its max_concurrent",
+                quoted(&dispatch.handler_tag)
+            );
             self.warn(format!("the runtime exceeded a per-tag cap: {message}"));
             return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
         }
@@ -1052,7 +1130,34 @@ impl Session {
     fn answer(&mut self, id: String, outcome: Outcome) {
         self.forget(&id);
         let credit_grant = self.credit.grant_for_result();
-        self.send(handler_message::Frame::Result(pb::Result { id, credit_grant, outcome: Some(outcome) }));
+        self.send_result(id, credit_grant, outcome);
+    }
+
+    /// Sends a `Result`, unless it would not fit a frame: then an error
+    /// saying so goes in its place, since the transport's encoder would
+    /// fail the whole stream on it. Ids are at most [`MAX_ID_BYTES`] and
+    /// frames at least [`MIN_MESSAGE_BYTES`], so that error always fits.
+    fn send_result(&mut self, id: String, credit_grant: u32, outcome: Outcome) {
+        let mut message = HandlerMessage {
+            frame: Some(handler_message::Frame::Result(pb::Result { id, credit_grant, outcome: Some(outcome) })),
+        };
+        let bytes = message.encoded_len();
+        let limit = self.config.max_message_bytes;
+        if bytes > limit
+            && let Some(handler_message::Frame::Result(result)) = &mut message.frame
+        {
+            let text = format!(
+                "the handler's answer is {bytes} bytes encoded, over the largest frame of {limit} bytes \
+                 (CELERITY_MAX_MESSAGE_BYTES); this error was sent instead"
+            );
+            self.actions.push_back(Action::Warn(format!("event {}: {text}", quoted(&result.id))));
+            result.outcome = Some(Outcome::Error(pb::HandlerError {
+                message: text,
+                r#type: error_type::RESULT_TOO_LARGE.to_string(),
+                stack: String::new(),
+            }));
+        }
+        self.actions.push_back(Action::Send(message));
     }
 
     fn forget(&mut self, id: &str) {
@@ -1074,8 +1179,9 @@ impl Session {
     /// ending a withhold (see [`Credit::return_unanswered`]).
     fn unanswerable(&mut self, dispatch: &Dispatch, why: &str) {
         self.warn(format!(
-            "the runtime dispatched id {:?} for tag {:?}, which cannot be answered because {why}; it was dropped",
-            dispatch.id, dispatch.handler_tag
+            "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
+            quoted(&dispatch.id),
+            quoted(&dispatch.handler_tag)
         ));
         if let Some(additional) = self.credit.return_unanswered() {
             self.send_grant(additional);
@@ -1088,15 +1194,8 @@ impl Session {
     /// the window's accounting, so it is answered like any other result.
     fn answer_unstarted(&mut self, id: String, r#type: &str, message: String) {
         let credit_grant = self.credit.grant_for_result();
-        self.send(handler_message::Frame::Result(pb::Result {
-            id,
-            credit_grant,
-            outcome: Some(Outcome::Error(pb::HandlerError {
-                message,
-                r#type: r#type.to_string(),
-                stack: String::new(),
-            })),
-        }));
+        let outcome = Outcome::Error(pb::HandlerError { message, r#type: r#type.to_string(), stack: String::new() });
+        self.send_result(id, credit_grant, outcome);
         self.after_answers();
     }
 

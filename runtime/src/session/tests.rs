@@ -5,6 +5,8 @@ use celerity_proto::v1::{
     handler_message, result::Outcome, runtime_message,
 };
 
+use prost::Message as _;
+
 use super::*;
 
 const T0: i64 = 1_000_000;
@@ -926,4 +928,115 @@ fn the_stream_ending_cuts_off_waiting_sends_and_later_ones() {
     assert!(sent(&actions).is_empty());
     assert_eq!(ws_done(&actions), [("w2".to_string(), WsOutcome::Disconnected)]);
     assert!(session.tables_empty());
+}
+
+// ----- hostile input and limits -------------------------------------------------
+
+/// A session past the handshake whose largest frame is the smallest allowed.
+fn serving_small_frames(tags: &[&str]) -> Session {
+    let mut config = SessionConfig::new(tags.iter().map(|t| spec(t)).collect(), 4);
+    config.max_message_bytes = 1; // raised to the minimum
+    let mut session = Session::new(config, T0);
+    let declared: Vec<(String, String)> = tags.iter().map(|t| (format!("h-{t}"), t.to_string())).collect();
+    let declared: Vec<(&str, &str)> = declared.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    session.handle(T0, config_frame(&declared, Some((1, 0))));
+    session.handle(T0, ack(true));
+    drain(&mut session);
+    session
+}
+
+#[test]
+fn an_answer_too_large_for_a_frame_is_replaced_by_an_error_that_fits() {
+    let mut session = serving_small_frames(&["GET::/a"]);
+    session.handle(T0, dispatch("e1", "GET::/a", 0));
+    drain(&mut session);
+    let body = vec![b'x'; MIN_MESSAGE_BYTES];
+    let outcome = Outcome::Http(pb::HttpResponse { status: 200, body: body.into(), ..Default::default() });
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome });
+    let actions = drain(&mut session);
+    let result = &results(&actions)[0];
+    assert_eq!(result.credit_grant, 1, "the place goes back as for any answer");
+    match &result.outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::RESULT_TOO_LARGE);
+            assert!(error.message.contains(&MIN_MESSAGE_BYTES.to_string()), "{}", error.message);
+        }
+        other => panic!("expected the error, got {other:?}"),
+    }
+    for action in &actions {
+        if let Action::Send(message) = action {
+            assert!(message.encoded_len() <= MIN_MESSAGE_BYTES);
+        }
+    }
+    assert!(actions.iter().any(|a| matches!(a, Action::Warn(w) if w.contains("CELERITY_MAX_MESSAGE_BYTES"))));
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn a_ws_send_too_large_for_a_frame_is_not_sent() {
+    let mut session = serving_small_frames(&["GET::/a"]);
+    let messages = vec![pb::WsOutbound {
+        connection_id: "c".into(),
+        message: vec![b'm'; MIN_MESSAGE_BYTES].into(),
+        ..Default::default()
+    }];
+    session.handle(T0, Input::WsSend { correlation_id: "w1".into(), messages, timeout_ms: 1_000 });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    match &ws_done(&actions)[..] {
+        [(id, WsOutcome::TooLarge { bytes, limit })] => {
+            assert_eq!(id, "w1");
+            assert!(*bytes > MIN_MESSAGE_BYTES);
+            assert_eq!(*limit, MIN_MESSAGE_BYTES);
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn an_over_long_id_is_dropped_with_its_place_returned_and_a_short_warning() {
+    let mut session = serving(&["GET::/a"], 4);
+    let id = "i".repeat(MAX_ID_BYTES + 1);
+    session.handle(T0, dispatch(&id, "GET::/a", 0));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })));
+    assert!(matches!(&sent(&actions)[..], [handler_message::Frame::Credit(CreditGrant { additional: 1 })]));
+    let warning = actions.iter().find_map(|a| match a {
+        Action::Warn(w) => Some(w.clone()),
+        _ => None,
+    });
+    let warning = warning.expect("a warning");
+    assert!(warning.len() < 2 * QUOTED_BYTES + 300, "the id is not echoed whole: {} bytes", warning.len());
+    assert!(warning.contains(&format!("({} bytes)", MAX_ID_BYTES + 1)), "{warning}");
+    // An id at the limit is served.
+    let id = "i".repeat(MAX_ID_BYTES);
+    session.handle(T0, dispatch(&id, "GET::/a", 0));
+    assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { .. })));
+}
+
+#[test]
+fn a_huge_unknown_tag_is_answered_without_being_echoed_whole() {
+    let mut session = serving(&["GET::/a"], 4);
+    let tag = format!("GET::/{}", "\u{1}".repeat(1_000_000));
+    session.handle(T0, dispatch("e1", &tag, 0));
+    let actions = drain(&mut session);
+    let result = &results(&actions)[0];
+    match &result.outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::UNKNOWN_TAG);
+            assert!(error.message.len() < 2_000, "{} bytes", error.message.len());
+        }
+        other => panic!("expected UnknownHandlerTag, got {other:?}"),
+    }
+}
+
+#[test]
+fn quoting_cuts_at_a_character_boundary() {
+    assert_eq!(quoted("abc"), "\"abc\"");
+    let long = "é".repeat(QUOTED_BYTES);
+    let q = quoted(&long);
+    assert!(q.ends_with(&format!("... ({} bytes)", long.len())), "{q}");
+    assert!(q.len() < QUOTED_BYTES + 40);
 }

@@ -21,6 +21,15 @@ pub enum WsOutcome {
     /// The stream ended, or was never open for sending, before an
     /// acknowledgement came.
     Disconnected,
+    /// The `WsSend` would encode larger than the largest frame
+    /// (`CELERITY_MAX_MESSAGE_BYTES`), so it was not sent: the transport
+    /// would have failed the whole stream on it.
+    TooLarge {
+        /// Its encoded size.
+        bytes: usize,
+        /// The largest frame.
+        limit: usize,
+    },
 }
 
 /// The sends awaiting acknowledgement, with their deadlines.

@@ -403,6 +403,26 @@ fn parse(frame: &[u8]) -> Result<Header<'_>, FrameError> {
     Ok(Header { route, require_ack, message_id, len: id_end })
 }
 
+/// What must hold for any input to the decoder, written over plain bytes so
+/// the fuzz target (`fuzz/`) and the property tests below run the same
+/// checks: [`decode`] and [`decode_slice`] agree, and whatever decodes is
+/// valid and is exactly the frame [`encode`] would produce from it. Panics
+/// when one does not hold.
+#[doc(hidden)]
+pub fn decode_invariants(data: &[u8]) {
+    let owned = decode(Bytes::copy_from_slice(data));
+    assert_eq!(owned, decode_slice(data));
+    match owned {
+        Ok(message) => {
+            assert_eq!(message.validate(), Ok(()));
+            let encoded = encode(&message).expect("a decoded frame encodes");
+            assert_eq!(&encoded[..], data, "a decoded frame encodes back to itself");
+            assert_eq!(message.encoded_len(), data.len());
+        }
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,18 +686,6 @@ mod tests {
                 let require_ack = ack && !message_id.is_empty();
                 BinaryMessage { route, message_id, require_ack, payload: Bytes::from(payload) }
             })
-    }
-
-    /// What must hold for any input to the decoder; written over plain bytes
-    /// so a fuzz target can run it as is.
-    fn decode_invariants(data: &[u8]) {
-        let owned = decode(Bytes::copy_from_slice(data));
-        assert_eq!(owned, decode_slice(data));
-        if let Ok(message) = owned {
-            // Whatever decodes is a frame the SDK would also produce, byte for byte.
-            assert_eq!(message.validate(), Ok(()));
-            assert_eq!(&encode(&message).unwrap()[..], data);
-        }
     }
 
     /// Valid frames with one byte overwritten or the frame cut short: inputs

@@ -51,6 +51,17 @@ use serde_json::Value;
 
 use super::frame::{self, BinaryMessage, FrameError};
 
+/// The most messages one `WsSend` may carry; a larger batch is refused
+/// before anything is sent ([`SendError::TooLarge`]). Split it.
+pub const MAX_BATCH_MESSAGES: usize = 4096;
+
+/// The most bytes (payloads, connection ids and message ids added up) one
+/// `WsSend` may carry; a larger batch is refused before anything is sent
+/// ([`SendError::TooLarge`]). Well under the largest frame by default
+/// (`CELERITY_MAX_MESSAGE_BYTES`, 64 MiB); where that is set lower, a send
+/// over it ends [`SendError::TooLarge`] too.
+pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
+
 /// One message to one WebSocket connection, as a handler builds it.
 ///
 /// Nothing is checked until [`into_wire`](Self::into_wire), which applies
@@ -973,6 +984,18 @@ pub enum SendError {
         /// The batch as sent.
         sent: Vec<pb::WsOutbound>,
     },
+    /// The batch is larger than one `WsSend` may be
+    /// ([`MAX_BATCH_MESSAGES`], [`MAX_BATCH_BYTES`], or the largest frame);
+    /// nothing was sent. Send it in smaller batches.
+    TooLarge {
+        /// Messages in the batch.
+        messages: usize,
+        /// Its size in bytes: payloads and ids, or the encoded frame when the
+        /// frame limit refused it.
+        bytes: usize,
+        /// The limit in bytes it was measured against.
+        limit: usize,
+    },
 }
 
 impl SendError {
@@ -1012,7 +1035,7 @@ impl SendError {
     ///   would be refused again.
     pub fn retry_batch(&self) -> Vec<Outbound> {
         match self {
-            SendError::Invalid { .. } => Vec::new(),
+            SendError::Invalid { .. } | SendError::TooLarge { .. } => Vec::new(),
             SendError::Failed(report) => report.retry_batch(),
             SendError::TimedOut { sent, .. } | SendError::Disconnected { sent, .. } => {
                 sent.iter().cloned().map(Outbound::from).collect()
@@ -1054,6 +1077,11 @@ impl fmt::Display for SendError {
                 "the stream to the runtime ended before WebSocket send {correlation_id:?} ({} messages) was \
                  acknowledged; whether they were delivered is unknown",
                 sent.len()
+            ),
+            SendError::TooLarge { messages, bytes, limit } => write!(
+                f,
+                "a WebSocket batch of {messages} messages and {bytes} bytes is larger than one send may be \
+                 (at most {MAX_BATCH_MESSAGES} messages and {limit} bytes); nothing was sent, send it in smaller batches"
             ),
         }
     }

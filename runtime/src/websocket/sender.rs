@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use celerity_proto::v1::WsSendAck;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::outbound::{Outbound, SendError, SendReport, generate_id, into_wire_batch};
+use super::outbound::{
+    MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, Outbound, SendError, SendReport, generate_id, into_wire_batch,
+};
 use crate::context::Context;
 use crate::driver::Command;
 use crate::error::Error;
@@ -17,6 +19,15 @@ use crate::session::WsOutcome;
 /// while attempts remain (3 × 10 s by default) before it is declared lost, so
 /// the wait is longer than that.
 pub const DEFAULT_ACK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many sends may await their acknowledgement at once, in the whole
+/// process. A send beyond it waits for one to end (within its own timeout,
+/// and ends [`SendError::TimedOut`] if none does), so the driver's queue and
+/// the table of sends awaiting acknowledgement stay bounded however many
+/// tasks send at once.
+pub const MAX_SENDS_IN_FLIGHT: usize = 4096;
+
+static SENDS_IN_FLIGHT: Semaphore = Semaphore::const_new(MAX_SENDS_IN_FLIGHT);
 
 /// Sends messages to WebSocket connections, on the handler's own stream, and
 /// waits for the runtime to say what became of each.
@@ -44,11 +55,20 @@ pub const DEFAULT_ACK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct WsSender {
     commands: mpsc::UnboundedSender<Command>,
     timeout: Duration,
+    /// Under `celerity::testing`, sends go to the test's recorder instead.
+    link: Option<crate::testing::WsLink>,
 }
 
 impl WsSender {
     pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
-        WsSender { commands, timeout: DEFAULT_ACK_TIMEOUT }
+        WsSender { commands, timeout: DEFAULT_ACK_TIMEOUT, link: None }
+    }
+
+    /// The sender a handler called by `celerity::testing` holds: its sends
+    /// are recorded and answered as the test scripts them.
+    pub(crate) fn with_link(mut self, link: Option<crate::testing::WsLink>) -> Self {
+        self.link = link;
+        self
     }
 
     /// A sender with no stream behind it: every send ends
@@ -78,15 +98,36 @@ impl WsSender {
     /// message. Messages are validated first: one that could not be sent
     /// (a binary message the SDK cannot decode itself, `wait_for_ack` on text
     /// that is not a JSON object) refuses the whole batch before anything is
-    /// sent. On partial failure the error lists the failed messages and can
-    /// build exactly the batch to retry.
+    /// sent, and so does a batch of more than [`MAX_BATCH_MESSAGES`]
+    /// messages or [`MAX_BATCH_BYTES`] bytes ([`SendError::TooLarge`]). On
+    /// partial failure the error lists the failed messages and can build
+    /// exactly the batch to retry.
     pub async fn send_all(&self, messages: impl IntoIterator<Item = Outbound>) -> Result<SendReport, SendError> {
         let sent = into_wire_batch(messages)?;
         if sent.is_empty() {
             let ack = WsSendAck { correlation_id: String::new(), success: true, failures: Vec::new() };
             return Ok(SendReport::from_ack(ack, &sent));
         }
+        let bytes: usize = sent.iter().map(|m| m.message.len() + m.connection_id.len() + m.message_id.len()).sum();
+        if sent.len() > MAX_BATCH_MESSAGES || bytes > MAX_BATCH_BYTES {
+            return Err(SendError::TooLarge { messages: sent.len(), bytes, limit: MAX_BATCH_BYTES });
+        }
         let correlation_id = generate_id();
+        if let Some(link) = &self.link {
+            let reply = link
+                .send(celerity_proto::v1::WsSend { correlation_id: correlation_id.clone(), messages: sent.clone() });
+            return match tokio::time::timeout(self.timeout, reply).await {
+                Ok(Some(ack)) => SendReport::from_ack(ack, &sent).into_result(),
+                Ok(None) => Err(SendError::Disconnected { correlation_id, sent }),
+                Err(_) => Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+            };
+        }
+        // Held until the acknowledgement (or the end of waiting for it).
+        let _permit = match tokio::time::timeout(self.timeout, SENDS_IN_FLIGHT.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(SendError::Disconnected { correlation_id, sent }),
+            Err(_) => return Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+        };
         let (reply, outcome) = oneshot::channel();
         let command = Command::WsSend {
             correlation_id: correlation_id.clone(),
@@ -100,6 +141,7 @@ impl WsSender {
         match outcome.await {
             Ok(WsOutcome::Acked(ack)) => SendReport::from_ack(ack, &sent).into_result(),
             Ok(WsOutcome::TimedOut) => Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+            Ok(WsOutcome::TooLarge { bytes, limit }) => Err(SendError::TooLarge { messages: sent.len(), bytes, limit }),
             Ok(WsOutcome::Disconnected) | Err(_) => Err(SendError::Disconnected { correlation_id, sent }),
         }
     }
@@ -138,5 +180,44 @@ impl crate::schedule::FromTrigger for WsSender {
 impl crate::custom::FromInvocation for WsSender {
     fn from_invocation(_invocation: &mut crate::custom::Invocation, cx: &Context) -> Result<Self, Error> {
         Ok(cx.ws())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_batch_over_the_limits_is_refused_before_anything_is_sent() {
+        let (commands, mut sent) = mpsc::unbounded_channel();
+        let ws = WsSender::new(commands);
+        let many = (0..=MAX_BATCH_MESSAGES).map(|i| Outbound::text(format!("c-{i}"), "{}"));
+        match ws.send_all(many).await {
+            Err(SendError::TooLarge { messages, .. }) => assert_eq!(messages, MAX_BATCH_MESSAGES + 1),
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        let large = (0..3).map(|i| Outbound::text(format!("c-{i}"), "x".repeat(MAX_BATCH_BYTES / 2)));
+        let error = ws.send_all(large).await.unwrap_err();
+        assert!(matches!(error, SendError::TooLarge { messages: 3, .. }), "{error:?}");
+        assert!(error.to_string().contains("smaller batches"), "{error}");
+        assert!(error.retry_batch().is_empty());
+        assert!(sent.try_recv().is_err(), "nothing reached the driver");
+    }
+
+    #[tokio::test]
+    async fn a_send_the_session_finds_too_large_for_a_frame_ends_too_large() {
+        let (commands, mut sent) = mpsc::unbounded_channel();
+        let ws = WsSender::new(commands);
+        let send = tokio::spawn(async move { ws.send(Outbound::text("c-1", "{}")).await });
+        match sent.recv().await {
+            Some(Command::WsSend { reply, .. }) => {
+                let _ = reply.send(WsOutcome::TooLarge { bytes: 70_000, limit: 65_536 });
+            }
+            other => panic!("expected the send, got {other:?}"),
+        }
+        match send.await.unwrap() {
+            Err(SendError::TooLarge { messages: 1, bytes: 70_000, limit: 65_536 }) => {}
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
     }
 }

@@ -1,0 +1,516 @@
+//! The application under test, and calls to its handlers.
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, SystemTime};
+
+use celerity_proto::v1::result::Outcome as WireOutcome;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::event::{Due, Event};
+use super::outcome::Outcome;
+use super::run::{Control, run, unknown_tag};
+use super::ws_send::{WsLink, WsRecorder};
+use crate::app::App;
+use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
+use crate::context::{CancelReason, Context, StateMap};
+use crate::custom::CustomHandler;
+use crate::driver::Command;
+use crate::handle::AppHandle;
+use crate::handler::HttpHandler;
+use crate::registry::{self, HandlerKey, Registration};
+use crate::schedule::ScheduleHandler;
+use crate::session::Input;
+use crate::settings::DEFAULT_CANCEL_GRACE_MS;
+use crate::websocket::WebSocketHandler;
+
+/// An application's handlers, called in-process without a runtime: each call
+/// builds the `Dispatch` and the [`Context`] the runtime and the SDK would,
+/// runs the handler, and gives back the outcome the runtime would receive.
+///
+/// Calls are answered as the SDK answers them: a panic is a `HandlerError`
+/// of type `panic`; a handler still running one cancel grace after its
+/// deadline or a cancellation is answered for with `DeadlineExceeded` or
+/// `Cancelled`; a tag no handler serves is `UnknownHandlerTag`.
+///
+/// ```
+/// use celerity::testing::{TestApp, TestRequest};
+/// use celerity::http::Path;
+///
+/// async fn get_order(Path(id): Path<u64>) -> String {
+///     format!("order {id}")
+/// }
+///
+/// let app = TestApp::empty().http("GET::/orders/{id}", get_order);
+/// let response = celerity::testing::block_on(app.call("GET::/orders/{id}", TestRequest::get("/orders/7")));
+/// assert_eq!(response.expect_http().text(), "order 7");
+/// ```
+pub struct TestApp {
+    registrations: Vec<Registration>,
+    state: StateMap,
+    ws: WsRecorder,
+    grace: Duration,
+    handle: AppHandle,
+    requests: Arc<Mutex<Requests>>,
+    next_id: Arc<AtomicU64>,
+}
+
+/// What handlers asked of the application through [`AppHandle`].
+struct Requests {
+    receiver: mpsc::UnboundedReceiver<Command>,
+    seen: Vec<AppRequest>,
+}
+
+impl Default for TestApp {
+    fn default() -> Self {
+        TestApp::new()
+    }
+}
+
+impl TestApp {
+    /// Every handler the attribute macros registered in this binary, as
+    /// [`App::new`] serves them; more can be added.
+    pub fn new() -> Self {
+        TestApp::with(registry::compiled())
+    }
+
+    /// No handler: only the ones added are called.
+    pub fn empty() -> Self {
+        TestApp::with(Vec::new())
+    }
+
+    /// The handlers an [`App`] would serve, with the state given to it with
+    /// [`App::state`].
+    pub fn from_app(mut app: App) -> Self {
+        let state = app.take_state();
+        let mut test = TestApp::with(app.registrations());
+        test.state = state;
+        test
+    }
+
+    fn with(registrations: Vec<Registration>) -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        TestApp {
+            registrations,
+            state: StateMap::default(),
+            ws: WsRecorder::new(),
+            grace: Duration::from_millis(DEFAULT_CANCEL_GRACE_MS),
+            // INTEGRATION: a sender reached through the application handle
+            // needs the recorder here, `self.ws.clone()`, once `AppHandle`
+            // can carry it.
+            handle: AppHandle::new(sender),
+            requests: Arc::new(Mutex::new(Requests { receiver, seen: Vec::new() })),
+            next_id: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    /// Adds a registration of any kind.
+    pub fn register(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// Adds an HTTP handler for a tag such as `GET::/orders/{id}`.
+    #[track_caller]
+    pub fn http<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: HttpHandler<Args>,
+    {
+        self.register(Registration::http(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Adds a WebSocket handler for a tag such as `event::$default`.
+    #[track_caller]
+    pub fn websocket<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: WebSocketHandler<Args>,
+    {
+        self.register(Registration::websocket(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Adds a consumer handler run for each record, in order, for a tag such
+    /// as `source::orders-queue::processOrders`.
+    #[track_caller]
+    pub fn consumer<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        self.register(Registration::consumer(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Adds a consumer handler run for up to `concurrency` records at once.
+    #[track_caller]
+    pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
+    where
+        H: ConsumerHandler<Args>,
+    {
+        self.register(Registration::consumer_concurrent(HandlerKey::Tag(tag.to_string()), concurrency, handler))
+    }
+
+    /// Adds a consumer handler that takes the whole batch.
+    #[track_caller]
+    pub fn consumer_batch<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ConsumerBatchHandler<Args>,
+    {
+        self.register(Registration::consumer_batch(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Adds a schedule handler for a tag such as `source::nightly::cleanup`.
+    #[track_caller]
+    pub fn schedule<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: ScheduleHandler<Args>,
+    {
+        self.register(Registration::schedule(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Adds a custom handler for a tag such as `custom::resizeImage`.
+    #[track_caller]
+    pub fn custom<H, Args>(self, tag: &str, handler: H) -> Self
+    where
+        H: CustomHandler<Args>,
+    {
+        self.register(Registration::custom(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Shares `value` with every handler, which takes it as `State<T>`. One
+    /// value per type; a second of the same type replaces the first.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Sets how long a handler may go on after its deadline or a
+    /// cancellation before the call answers for it; 1 s by default, as in
+    /// the SDK (`CELERITY_CANCEL_GRACE_MS`).
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Every registration, in the order added (compiled ones first).
+    pub fn registrations(&self) -> &[Registration] {
+        &self.registrations
+    }
+
+    /// The WebSocket sends handlers made, and how they are answered.
+    pub fn ws(&self) -> &WsRecorder {
+        &self.ws
+    }
+
+    /// The application handle handlers reach through [`Context::app`]; what
+    /// is asked of it is recorded in [`app_requests`](Self::app_requests).
+    pub fn handle(&self) -> AppHandle {
+        self.handle.clone()
+    }
+
+    /// What handlers asked of the application through [`Context::app`] (or
+    /// [`TestApp::handle`]), in order.
+    pub fn app_requests(&self) -> Vec<AppRequest> {
+        let mut requests = self.requests.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while let Ok(command) = requests.receiver.try_recv() {
+            let request = match command {
+                Command::Input(Input::Withhold) => AppRequest::Withhold,
+                Command::Input(Input::Resume) => AppRequest::Resume,
+                Command::Input(Input::Resize(window)) => AppRequest::SetConcurrency(window),
+                Command::Input(Input::Stop) => AppRequest::Shutdown,
+                _ => continue,
+            };
+            requests.seen.push(request);
+        }
+        requests.seen.clone()
+    }
+
+    /// A call of the handler bound to `tag` (or, failing that, to the
+    /// blueprint name `tag`) with `event`. Await it for the outcome, or
+    /// [`start`](Call::start) it to cancel it mid-flight.
+    ///
+    /// # Panics
+    ///
+    /// When two handlers are bound the same way, which stops a real
+    /// application from starting.
+    pub fn call(&self, tag: &str, event: impl Into<Event>) -> Call {
+        if let Err(duplicate) = registry::check_duplicates(&self.registrations) {
+            panic!("{duplicate}");
+        }
+        let registration = self
+            .registrations
+            .iter()
+            .find(|r| matches!(&r.key, HandlerKey::Tag(t) if t == tag))
+            .or_else(|| self.registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(n) if n == tag)))
+            .cloned();
+        Call {
+            tag: tag.to_string(),
+            event: event.into(),
+            registration,
+            state: self.state.share(),
+            ws: self.ws.clone(),
+            grace: self.grace,
+            handle: self.handle.clone(),
+            default_id: format!("test-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
+            cancel_after: None,
+        }
+    }
+}
+
+impl fmt::Debug for TestApp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestApp")
+            .field("handlers", &self.registrations.iter().map(|r| r.key.to_string()).collect::<Vec<_>>())
+            .field("state", &self.state)
+            .field("cancel_grace", &self.grace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Something a handler asked of the application through its
+/// [`AppHandle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AppRequest {
+    /// [`AppHandle::withhold`].
+    Withhold,
+    /// [`AppHandle::resume`].
+    Resume,
+    /// [`AppHandle::set_concurrency`].
+    SetConcurrency(u32),
+    /// [`AppHandle::shutdown`].
+    Shutdown,
+}
+
+/// One call of a handler, ready to run: await it for the [`Outcome`], or
+/// [`start`](Self::start) it for a [`CallHandle`] that can cancel it.
+///
+/// ```
+/// use std::time::Duration;
+/// use celerity::testing::{TestApp, TestRequest};
+/// use celerity::{CancelReason, Context};
+///
+/// async fn slow(cx: Context) -> String {
+///     match cx.cancelled().await {
+///         CancelReason::CallerGone => "caller gone".to_string(),
+///         other => other.to_string(),
+///     }
+/// }
+///
+/// let app = TestApp::empty().http("GET::/slow", slow);
+/// celerity::testing::block_on(async {
+///     let outcome = app
+///         .call("GET::/slow", TestRequest::get("/slow"))
+///         .cancel_after(Duration::from_millis(10), CancelReason::CallerGone)
+///         .await;
+///     assert_eq!(outcome.expect_http().text(), "caller gone");
+/// });
+/// ```
+#[must_use = "a call does nothing until awaited or started"]
+pub struct Call {
+    tag: String,
+    event: Event,
+    registration: Option<Registration>,
+    state: StateMap,
+    ws: WsRecorder,
+    grace: Duration,
+    handle: AppHandle,
+    default_id: String,
+    cancel_after: Option<(Duration, CancelReason)>,
+}
+
+impl Call {
+    /// Sets the dispatch id.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.event = self.event.id(id);
+        self
+    }
+
+    /// Sets the deadline to `budget` after the call starts; see
+    /// [`Event::deadline_in`].
+    pub fn deadline_in(mut self, budget: Duration) -> Self {
+        self.event = self.event.deadline_in(budget);
+        self
+    }
+
+    /// Sets the deadline to an instant.
+    pub fn deadline_at(mut self, deadline: SystemTime) -> Self {
+        self.event = self.event.deadline_at(deadline);
+        self
+    }
+
+    /// Adds a trace context entry.
+    pub fn trace_context(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.event = self.event.trace_context(name, value);
+        self
+    }
+
+    /// Sets the caller's W3C `traceparent`.
+    pub fn traceparent(mut self, value: impl Into<String>) -> Self {
+        self.event = self.event.traceparent(value);
+        self
+    }
+
+    /// Sets the cancel grace for this call.
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Shares `value` with the handler for this call only, beside (or in
+    /// place of) the application's state of the same type.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Cancels the event with `reason` once `after` has passed since the call
+    /// started, as a runtime `Cancel` would: the handler's cancellation fires
+    /// and, if it has not finished one grace later, the call answers for it.
+    pub fn cancel_after(mut self, after: Duration, reason: CancelReason) -> Self {
+        self.cancel_after = Some((after, reason));
+        self
+    }
+
+    /// Starts the call on the current tokio runtime, and returns a handle to
+    /// cancel it while it runs and to await its outcome.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn start(self) -> CallHandle {
+        let (cancels, receiver) = mpsc::unbounded_channel();
+        let (cx, future) = self.launch(Some(receiver));
+        CallHandle { cx, cancels, task: tokio::spawn(future) }
+    }
+
+    /// Builds the dispatch and the context, and the run of the handler.
+    fn launch(
+        self,
+        cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
+    ) -> (Context, Pin<Box<dyn Future<Output = WireOutcome> + Send>>) {
+        let start = Instant::now();
+        let (dispatch, due) = self.event.into_dispatch(&self.tag, self.default_id, SystemTime::now());
+        let deadline = due.and_then(|due| match due {
+            Due::In(left) => start.checked_add(left),
+            Due::Ago(past) => Some(start.checked_sub(past).unwrap_or(start)),
+        });
+        let mut state = self.state;
+        state.insert(Arc::new(WsLink::new(self.ws, dispatch.id.clone())));
+        let cx = Context::new(
+            dispatch.id.clone(),
+            dispatch.handler_tag.clone(),
+            self.registration.as_ref().map_or("", |r| r.origin.function),
+            dispatch.deadline_unix_ms,
+            dispatch.trace_context.clone(),
+            Arc::new(state),
+            self.handle,
+        );
+        let Some(registration) = self.registration else {
+            return (cx, Box::pin(std::future::ready(unknown_tag(&self.tag))));
+        };
+        let control = Control { deadline, grace: self.grace, cancel_after: self.cancel_after, cancels };
+        (cx.clone(), Box::pin(run(registration.handler, dispatch, cx, control)))
+    }
+}
+
+impl IntoFuture for Call {
+    type Output = Outcome;
+    type IntoFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        // Started when first polled, so a deadline counts from then.
+        Box::pin(async move {
+            let (_cx, future) = self.launch(None);
+            Outcome::from_wire(future.await)
+        })
+    }
+}
+
+impl fmt::Debug for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("tag", &self.tag)
+            .field("event", &self.event)
+            .field("handler", &self.registration.as_ref().map(|r| r.origin))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call running on its own task: cancel it with a reason while it runs,
+/// look at its context, and await its [`Outcome`]. Dropping it aborts the
+/// call.
+///
+/// ```
+/// use celerity::testing::{TestApp, TestTrigger};
+/// use celerity::{CancelReason, Context};
+///
+/// async fn forever(cx: Context) -> celerity::Result<()> {
+///     cx.cancelled().await;
+///     Err(celerity::Error::msg("stopped"))
+/// }
+///
+/// let app = TestApp::empty().schedule("source::nightly::cleanup", forever);
+/// celerity::testing::block_on(async {
+///     let call = app.call("source::nightly::cleanup", TestTrigger::new()).start();
+///     tokio::task::yield_now().await;
+///     call.cancel(CancelReason::Shutdown);
+///     let ack = call.await.expect_ack();
+///     assert_eq!(ack.error_message(), Some("stopped"));
+/// });
+/// ```
+pub struct CallHandle {
+    cx: Context,
+    cancels: mpsc::UnboundedSender<CancelReason>,
+    task: JoinHandle<WireOutcome>,
+}
+
+impl CallHandle {
+    /// Cancels the event with `reason`, as a runtime `Cancel` would: the
+    /// handler's cancellation fires and, if it has not finished one grace
+    /// later, the call answers for it (`Cancelled`, or `DeadlineExceeded`
+    /// for that reason). The first cancellation stays; later ones change
+    /// nothing.
+    pub fn cancel(&self, reason: CancelReason) {
+        let _ = self.cancels.send(reason);
+    }
+
+    /// The handler's context.
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
+
+    /// Whether the call has its outcome.
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl Future for CallHandle {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Outcome> {
+        match Pin::new(&mut self.task).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(outcome)) => Poll::Ready(Outcome::from_wire(outcome)),
+            // Handler panics are answers; a panic here is the harness's own.
+            Poll::Ready(Err(error)) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Poll::Ready(Err(error)) => panic!("the call's task ended without an outcome: {error}"),
+        }
+    }
+}
+
+impl Drop for CallHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl fmt::Debug for CallHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallHandle").field("context", &self.cx).field("finished", &self.is_finished()).finish()
+    }
+}

@@ -1,0 +1,84 @@
+//! Building a custom invocation event.
+
+use bytes::Bytes;
+use celerity_proto::v1 as pb;
+use serde::Serialize;
+
+use crate::custom::Invocation;
+
+/// A custom invocation to call a handler with, built the way the runtime
+/// would send it.
+///
+/// The handler name defaults to the one in the tag the invocation is sent to
+/// (`custom::resizeImage` gives `resizeImage`).
+///
+/// ```
+/// use celerity::testing::TestInvocation;
+///
+/// let wire = TestInvocation::json(&serde_json::json!({ "width": 100 })).into_wire(Some("custom::resizeImage"));
+/// assert_eq!(wire.handler_name, "resizeImage");
+/// assert_eq!(&wire.input[..], br#"{"width":100}"#);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TestInvocation {
+    handler_name: Option<String>,
+    input: Bytes,
+}
+
+impl TestInvocation {
+    /// An invocation with `input`.
+    pub fn new(input: impl Into<Bytes>) -> Self {
+        TestInvocation { handler_name: None, input: input.into() }
+    }
+
+    /// An invocation with no input.
+    pub fn empty() -> Self {
+        TestInvocation::default()
+    }
+
+    /// An invocation whose input is `value` as JSON.
+    ///
+    /// # Panics
+    ///
+    /// When `value` cannot be serialized as JSON.
+    pub fn json(value: &impl Serialize) -> Self {
+        let input = serde_json::to_vec(value).unwrap_or_else(|error| panic!("the input is not serializable: {error}"));
+        TestInvocation::new(input)
+    }
+
+    /// Sets the name the handler is invoked by.
+    pub fn handler_name(mut self, name: impl Into<String>) -> Self {
+        self.handler_name = Some(name.into());
+        self
+    }
+
+    /// The wire invocation, for the handler bound to `tag` (whose name is
+    /// the default).
+    pub fn into_wire(self, tag: Option<&str>) -> pb::CustomInvoke {
+        let handler_name = self
+            .handler_name
+            .or_else(|| tag.map(|tag| tag.strip_prefix("custom::").unwrap_or(tag).to_string()))
+            .unwrap_or_default();
+        pb::CustomInvoke { handler_name, input: self.input }
+    }
+}
+
+/// An invocation built with [`Invocation::new`]: every field is kept.
+impl From<Invocation> for TestInvocation {
+    fn from(invocation: Invocation) -> Self {
+        TestInvocation { handler_name: Some(invocation.handler_name().to_string()), input: invocation.into_input() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_comes_from_the_tag_unless_set() {
+        assert_eq!(TestInvocation::empty().into_wire(Some("custom::resize")).handler_name, "resize");
+        assert_eq!(TestInvocation::empty().into_wire(Some("resizeImage")).handler_name, "resizeImage");
+        let invocation = Invocation::new("mine", "in");
+        assert_eq!(Invocation::from(TestInvocation::from(invocation.clone()).into_wire(Some("custom::x"))), invocation);
+    }
+}

@@ -1,0 +1,23 @@
+//! What handlers ask of the application through its handle.
+
+use crate::testing::{AppRequest, TestApp, TestRequest};
+use crate::{Context, Error};
+
+#[tokio::test]
+async fn requests_to_the_application_are_recorded() {
+    async fn saturated(cx: Context) -> Result<(), Error> {
+        let app = cx.app().ok_or_else(|| Error::msg("no application handle"))?;
+        app.withhold();
+        app.set_concurrency(4);
+        app.resume();
+        app.shutdown();
+        Ok(())
+    }
+    let app = TestApp::empty().http("POST::/", saturated);
+    assert!(app.app_requests().is_empty());
+    assert_eq!(app.call("POST::/", TestRequest::post("/")).await.expect_http().status(), 204);
+    let expected = [AppRequest::Withhold, AppRequest::SetConcurrency(4), AppRequest::Resume, AppRequest::Shutdown];
+    assert_eq!(app.app_requests(), expected);
+    app.handle().withhold();
+    assert_eq!(app.app_requests().len(), 5);
+}

@@ -1,0 +1,10 @@
+//! Tests of `celerity::testing`, one file per feature.
+
+mod app_requests;
+mod calls;
+mod deadlines;
+mod outcomes;
+mod panics;
+mod sources;
+mod state;
+mod ws;
