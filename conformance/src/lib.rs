@@ -3,7 +3,7 @@
 //! The binary `protocol-app` serves handlers that exercise each rule (answer
 //! at once, sleep with or without honouring cancellation, block their thread,
 //! panic, fail, withhold and resume credit, resize the window, run under a
-//! per-tag cap); the tests in `tests/` drive it through the testkit's runtime
+//! per-tag cap, answer with a large body, consume a batch); the tests in `tests/` drive it through the testkit's runtime
 //! over a real Unix socket. See `CONFORMANCE.md` at the workspace root.
 
 /// Every tag `protocol-app` serves, with the blueprint handler name the
@@ -21,6 +21,8 @@ pub const HANDLERS: &[(&str, &str)] = &[
     ("shutdown", "GET::/shutdown"),
     ("wsSend", "POST::/ws/send"),
     ("wsFanout", "POST::/ws/fanout"),
+    ("big", "GET::/big"),
+    ("consume", "source::faults::consume"),
 ];
 
 /// The per-tag cap of `GET::/capped`.

@@ -175,9 +175,7 @@ async fn run_stream(
         .iter()
         .map(|r| HandlerSpec { key: r.key.clone(), max_concurrent: r.max_concurrent, label: r.origin.to_string() })
         .collect();
-    let mut config = SessionConfig::new(specs, settings.concurrency);
-    config.cancel_grace_ms = settings.cancel_grace.as_millis() as u64;
-    config.shutdown_grace_ms = settings.shutdown_grace.as_millis() as u64;
+    let config = SessionConfig::from_settings(specs, &settings);
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
 
     let (out_tx, out_rx) = mpsc::channel::<HandlerMessage>(1024);

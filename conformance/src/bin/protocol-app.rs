@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
 
+use celerity::consumer::RawRecord;
 use celerity::http::{Json, Query};
 use celerity::websocket::outbound::{SendError, SendReport};
 use celerity::websocket::{Outbound, WsSender};
@@ -188,6 +189,23 @@ async fn ws_fanout(ws: WsSender, cx: Context, Query(params): Query<Fanout>) -> J
     Json(futures_util::future::join_all(sends).await)
 }
 
+#[derive(Deserialize)]
+struct Big {
+    /// The size of the body, in KiB.
+    kb: usize,
+}
+
+/// Answers with a body of `kb` KiB: for frames near and over the limits,
+/// and for a runtime that stops reading.
+async fn big(Query(params): Query<Big>) -> Vec<u8> {
+    vec![b'x'; params.kb * 1024]
+}
+
+/// A per-record consumer that fails records whose body is empty.
+async fn consume(record: RawRecord) -> Result<(), celerity::Error> {
+    if record.body().is_empty() { Err(celerity::Error::msg("an empty record")) } else { Ok(()) }
+}
+
 fn main() -> ExitCode {
     celerity::run_main(|| async {
         App::new()
@@ -203,6 +221,8 @@ fn main() -> ExitCode {
             .http("POST::/ws/send", ws_send)
             .http("POST::/ws/fanout", ws_fanout)
             .register(Registration::http(HandlerKey::Tag("GET::/capped".into()), sleep).max_concurrent(CAPPED_MAX))
+            .http("GET::/big", big)
+            .consumer("source::faults::consume", consume)
             .run()
             .await
     })
