@@ -1,0 +1,59 @@
+//! (A): the benchmark's handler executable built with the SDK, with the
+//! explicit API. Every handler does as little as its shape allows:
+//!
+//! - `POST::/echo` and the eight `POST::/capped/{n}` tags (each capped at
+//!   `BENCH_TAG_CAP`): answer with the request body;
+//! - `source::bench-queue::consume`: a per-record consumer that fails the
+//!   records whose body is `fail`;
+//! - `POST::/ws-send`: sends as many WebSocket messages as the body says in
+//!   one `WsSend`, waits for the acknowledgement, and answers.
+
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+use celerity::consumer::RawRecord;
+use celerity::http::HttpError;
+use celerity::websocket::{Outbound, WsSender};
+use celerity::{App, Bytes, HandlerKey, Registration};
+use celerity_bench::{
+    CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, WS_MESSAGE, WS_TAG, tag_cap_from_env,
+    ws_batch_size, ws_connection_id,
+};
+
+async fn echo(body: Bytes) -> Bytes {
+    body
+}
+
+async fn consume(record: RawRecord) -> Result<(), celerity::Error> {
+    if record.body().as_ref() == FAIL_BODY { Err(celerity::Error::msg(FAILURE_MESSAGE)) } else { Ok(()) }
+}
+
+/// The connection ids, made once: what (B) sends is precomputed too, so
+/// that formatting ids is not what the WebSocket cases measure.
+fn connections() -> &'static [String] {
+    static CONNECTIONS: OnceLock<Vec<String>> = OnceLock::new();
+    CONNECTIONS.get_or_init(|| (0..100).map(ws_connection_id).collect())
+}
+
+async fn ws_send(ws: WsSender, body: Bytes) -> Result<&'static str, HttpError> {
+    let connections = connections();
+    let n = ws_batch_size(&body).min(connections.len());
+    let messages = connections[..n].iter().map(|connection| Outbound::text(connection.clone(), WS_MESSAGE));
+    ws.send_all(messages).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    Ok("sent")
+}
+
+fn main() -> ExitCode {
+    let cap = tag_cap_from_env();
+    celerity::run_main(|| async move {
+        let mut app = App::new()
+            .without_compiled_handlers()
+            .http(HTTP_TAG, echo)
+            .consumer(CONSUMER_TAG, consume)
+            .http(WS_TAG, ws_send);
+        for tag in CAPPED_TAGS {
+            app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
+        }
+        app.run().await
+    })
+}

@@ -1,0 +1,1047 @@
+//! The runtime side of the benchmark: a load generator over a real Unix
+//! socket.
+//!
+//! One tonic server serves `HandlerRuntimeService` for the whole run. For
+//! every case and round it spawns a handler process, A or B, runs the
+//! handshake (`RuntimeConfig` → `Ready` → `ReadyAck`), then keeps the credit
+//! window full: it dispatches while the window has room (the initial credit
+//! from `Ready`, spent one per dispatch, returned only by grants) and the
+//! event's tag is under its cap (from `Ready.limits`), and reads results.
+//! Every answer is checked. A warm-up phase runs first and is not measured;
+//! then the measured phase, bracketed by `/proc` readings of the handler
+//! process. A `Drain` ends the process.
+//!
+//! Latency is from the dispatch being handed to the gRPC stream to its
+//! result being decoded: the two ends this process can see.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use celerity_proto::v1::handler_runtime_service_server::{HandlerRuntimeService, HandlerRuntimeServiceServer};
+use celerity_proto::v1::{
+    ConsumerBatch, ConsumerRecord, Dispatch, Drain, HandlerConfig, HandlerMessage, HttpRequest, ProtocolVersion,
+    ReadyAck, RuntimeConfig, RuntimeMessage, Values, WsSend, WsSendAck, dispatch::Source, handler_message,
+    result::Outcome, runtime_message,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::{ReceiverStream, UnixListenerStream};
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::procfs;
+use crate::{
+    BATCH_RECORDS, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, HTTP_TAG, OK_BODY, TAG_CAP_ENV, WS_MESSAGE, WS_TAG, all_tags,
+    expected_failures, record_fails, record_id, ws_connection_id,
+};
+
+/// How long the harness waits for any frame while events are in flight
+/// before it calls the handler stuck.
+const STALL: Duration = Duration::from_secs(30);
+
+/// How big the run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A few hundred events per case, one round: for CI, which checks that
+    /// every event is answered correctly and nothing about timing.
+    Smoke,
+    /// Enough events for stable ratios in a few minutes.
+    Quick,
+    /// The full matrix with more events and rounds, and a million events for
+    /// memory growth.
+    Full,
+}
+
+impl Mode {
+    /// Rounds of A and B per case, unless overridden.
+    pub fn default_rounds(self) -> usize {
+        match self {
+            Mode::Smoke => 1,
+            Mode::Quick => 3,
+            Mode::Full => 5,
+        }
+    }
+}
+
+/// Which handler process a run is against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Impl {
+    /// (A): built with the SDK.
+    Sdk,
+    /// (B): hand-written tonic client, no SDK.
+    Raw,
+}
+
+impl Impl {
+    /// `A` or `B`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Impl::Sdk => "A",
+            Impl::Raw => "B",
+        }
+    }
+}
+
+/// What each event of a case is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// An HTTP request with a body of `body` bytes, echoed back; on one tag,
+    /// or spread round-robin over the eight capped tags.
+    Http {
+        /// Body size in bytes.
+        body: usize,
+        /// 1 or 8.
+        tags: usize,
+    },
+    /// A consumer batch of [`BATCH_RECORDS`] records, one in ten failing;
+    /// the answer must name exactly those.
+    Consumer,
+    /// An HTTP request whose handler sends `batch` WebSocket messages in one
+    /// `WsSend`, waits for the acknowledgement (sent at once by the
+    /// harness), and answers.
+    WsSend {
+        /// Messages per `WsSend`.
+        batch: usize,
+    },
+}
+
+/// One line of the matrix.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Its name, matched by `--filter`.
+    pub name: String,
+    /// What each event is.
+    pub shape: Shape,
+    /// The credit window, declared by the handler as its initial credit.
+    pub credit: u32,
+    /// Events run before measuring.
+    pub warmup: u64,
+    /// Events measured.
+    pub events: u64,
+    /// The memory-growth case: run once per handler, after every round,
+    /// comparing RSS after the warm-up with RSS at the end.
+    pub memory: bool,
+}
+
+impl Case {
+    /// The per-tag cap the handlers declare for the capped tags.
+    pub fn tag_cap(&self) -> u32 {
+        (self.credit / CAPPED_TAGS.len() as u32).max(1)
+    }
+}
+
+fn body_label(bytes: usize) -> String {
+    match bytes {
+        0 => "0B".to_string(),
+        b if b >= 1 << 20 => format!("{}MiB", b >> 20),
+        b => format!("{}KiB", b >> 10),
+    }
+}
+
+/// The benchmark matrix for `mode`: credit 1, 16 and 256 × bodies of 0 B,
+/// 1 KiB, 64 KiB and 1 MiB × one tag and eight capped tags; consumer
+/// batches; WebSocket sends of 1 and 100 messages; and memory growth.
+pub fn matrix(mode: Mode) -> Vec<Case> {
+    // (warm-up, measured) per kind of event.
+    let scale = |smoke: u64, quick: u64, full: u64| match mode {
+        Mode::Smoke => smoke,
+        Mode::Quick => quick,
+        Mode::Full => full,
+    };
+    let mut cases = Vec::new();
+    for credit in [1u32, 16, 256] {
+        for body in [0usize, 1 << 10, 64 << 10, 1 << 20] {
+            for tags in [1usize, 8] {
+                let events = match body {
+                    b if b >= 1 << 20 => scale(16, 300, 1_000),
+                    b if b >= 64 << 10 => scale(100, 3_000, 10_000),
+                    _ if credit == 1 => scale(120, 10_000, 30_000),
+                    _ => scale(300, 30_000, 100_000),
+                };
+                cases.push(Case {
+                    name: format!("http/c{credit}/{}/{}", body_label(body), if tags == 1 { "1tag" } else { "8tags" }),
+                    shape: Shape::Http { body, tags },
+                    credit,
+                    warmup: (events / 10).max(8),
+                    events,
+                    memory: false,
+                });
+            }
+        }
+    }
+    cases.push(Case {
+        name: "consumer/c16/100rec-10fail".to_string(),
+        shape: Shape::Consumer,
+        credit: 16,
+        warmup: scale(10, 300, 1_000),
+        events: scale(100, 3_000, 10_000),
+        memory: false,
+    });
+    for batch in [1usize, 100] {
+        let events = if batch == 1 { scale(200, 20_000, 50_000) } else { scale(100, 3_000, 10_000) };
+        cases.push(Case {
+            name: format!("ws/c16/batch{batch}"),
+            shape: Shape::WsSend { batch },
+            credit: 16,
+            warmup: (events / 10).max(8),
+            events,
+            memory: false,
+        });
+    }
+    let events = scale(300, 200_000, 1_000_000);
+    cases.push(Case {
+        name: format!("memory/c256/1KiB/{}", if events >= 1_000_000 { "1M".to_string() } else { events.to_string() }),
+        shape: Shape::Http { body: 1 << 10, tags: 1 },
+        credit: 256,
+        warmup: scale(100, 50_000, 100_000),
+        events,
+        memory: true,
+    });
+    cases
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How big.
+    pub mode: Mode,
+    /// Only the cases whose name contains this, or one of its
+    /// comma-separated parts.
+    pub filter: Option<String>,
+    /// Rounds of A and B per case.
+    pub rounds: usize,
+    /// The (A) handler binary.
+    pub sdk_handler: PathBuf,
+    /// The (B) handler binary.
+    pub raw_handler: PathBuf,
+}
+
+impl Options {
+    /// Options for `mode` with its default rounds.
+    pub fn new(mode: Mode, sdk_handler: PathBuf, raw_handler: PathBuf) -> Self {
+        Options { mode, filter: None, rounds: mode.default_rounds(), sdk_handler, raw_handler }
+    }
+
+    /// The cases these options select.
+    pub fn cases(&self) -> Vec<Case> {
+        matrix(self.mode)
+            .into_iter()
+            .filter(|case| self.filter.as_deref().is_none_or(|f| f.split(',').any(|f| case.name.contains(f.trim()))))
+            .collect()
+    }
+}
+
+/// What one run of one case against one handler measured.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    /// Events dispatched, warm-up included.
+    pub dispatched: u64,
+    /// Results read for them.
+    pub answered: u64,
+    /// Answers that were wrong, frames that broke the protocol, and failures
+    /// of the run itself.
+    pub errors: u64,
+    /// The first few of them.
+    pub first_errors: Vec<String>,
+    /// `WsSend`s acknowledged.
+    pub ws_sends: u64,
+    /// Measured events per second.
+    pub events_per_sec: f64,
+    /// Latency percentiles of the measured events, in microseconds.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// CPU time (user + system) of the handler process per measured event.
+    pub cpu_us_per_event: f64,
+    /// CPU time of the load generator per measured event.
+    pub gen_cpu_us_per_event: f64,
+    /// Peak RSS of the handler process (`VmHWM`) at the end of the measured
+    /// phase.
+    pub peak_rss_kib: u64,
+    /// RSS after the warm-up.
+    pub rss_after_warmup_kib: u64,
+    /// RSS at the end of the measured phase.
+    pub rss_end_kib: u64,
+    /// The process exited by itself, successfully, after the drain.
+    pub exit_ok: bool,
+}
+
+impl Sample {
+    fn error(&mut self, error: impl Into<String>) {
+        self.errors += 1;
+        if self.first_errors.len() < 5 {
+            self.first_errors.push(error.into());
+        }
+    }
+
+    /// Whether every event was answered correctly and the process ended
+    /// cleanly.
+    pub fn is_clean(&self) -> bool {
+        self.errors == 0 && self.answered == self.dispatched && self.exit_ok
+    }
+}
+
+/// Every sample of one case.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// The case.
+    pub case: Case,
+    /// The samples against (A).
+    pub a: Vec<Sample>,
+    /// The samples against (B).
+    pub b: Vec<Sample>,
+}
+
+/// Runs the cases `options` select, A and B interleaved: for each round,
+/// every case against both (alternating which goes first); the memory cases
+/// once each, after the rounds. `progress` gets one line per run.
+pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<CaseResult>, String> {
+    let cases = options.cases();
+    if cases.is_empty() {
+        return Err(format!("no case matches the filter {:?}", options.filter.as_deref().unwrap_or("")));
+    }
+    for bin in [&options.sdk_handler, &options.raw_handler] {
+        if !bin.is_file() {
+            return Err(format!("handler binary {} does not exist", bin.display()));
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("could not start tokio: {e}"))?;
+    runtime.block_on(async {
+        let mut harness = Harness::start().await?;
+        let mut results: Vec<CaseResult> =
+            cases.iter().map(|case| CaseResult { case: case.clone(), a: Vec::new(), b: Vec::new() }).collect();
+        let rounds = options.rounds.max(1);
+        let mut schedule = Vec::new();
+        for round in 0..rounds {
+            for (index, case) in cases.iter().enumerate() {
+                if !case.memory {
+                    schedule.push((round, index));
+                }
+            }
+        }
+        for (index, case) in cases.iter().enumerate() {
+            if case.memory {
+                schedule.push((0, index));
+            }
+        }
+        for (round, index) in schedule {
+            let case = &cases[index];
+            let order = if (round + index) % 2 == 0 { [Impl::Sdk, Impl::Raw] } else { [Impl::Raw, Impl::Sdk] };
+            for which in order {
+                let bin = match which {
+                    Impl::Sdk => &options.sdk_handler,
+                    Impl::Raw => &options.raw_handler,
+                };
+                let started = Instant::now();
+                let sample = harness.run_one(case, which, bin).await;
+                progress(&format!(
+                    "{}  ({:.2} s)",
+                    progress_line(round, rounds, case, which, &sample),
+                    started.elapsed().as_secs_f64()
+                ));
+                match which {
+                    Impl::Sdk => results[index].a.push(sample),
+                    Impl::Raw => results[index].b.push(sample),
+                }
+            }
+        }
+        Ok(results)
+    })
+}
+
+fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Sample) -> String {
+    let mut line = format!(
+        "[{}/{}] {:<28} {} {:>9.0} ev/s  p50 {:>8.1} µs  p99 {:>8.1} µs  cpu {:>6.1} µs/ev  hwm {:>6.1} MiB",
+        round + 1,
+        rounds,
+        case.name,
+        which.label(),
+        s.events_per_sec,
+        s.p50_us,
+        s.p99_us,
+        s.cpu_us_per_event,
+        s.peak_rss_kib as f64 / 1024.0
+    );
+    if case.memory {
+        line.push_str(&format!(
+            "  rss {:.1} → {:.1} MiB",
+            s.rss_after_warmup_kib as f64 / 1024.0,
+            s.rss_end_kib as f64 / 1024.0
+        ));
+    }
+    if !s.is_clean() {
+        line.push_str(&format!(
+            "  FAILED: {} error(s), {}/{} answered, exit ok: {}; {}",
+            s.errors,
+            s.answered,
+            s.dispatched,
+            s.exit_ok,
+            s.first_errors.join(" | ")
+        ));
+    }
+    line
+}
+
+/// A handler stream, as the server hands it over.
+struct Stream {
+    inbound: Streaming<HandlerMessage>,
+    out: mpsc::Sender<Result<RuntimeMessage, Status>>,
+}
+
+/// The runtime side of `HandlerRuntimeService`: hands every stream to the
+/// harness.
+struct Service {
+    streams: mpsc::UnboundedSender<Stream>,
+}
+
+#[tonic::async_trait]
+impl HandlerRuntimeService for Service {
+    type EventStreamStream = ReceiverStream<Result<RuntimeMessage, Status>>;
+
+    async fn event_stream(
+        &self,
+        request: Request<Streaming<HandlerMessage>>,
+    ) -> Result<Response<Self::EventStreamStream>, Status> {
+        let (out, rx) = mpsc::channel(4096);
+        let _ = self.streams.send(Stream { inbound: request.into_inner(), out });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// A directory of our own for the socket and the handlers' logs, removed
+/// when done.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Harness {
+    dir: WorkDir,
+    socket: PathBuf,
+    streams: mpsc::UnboundedReceiver<Stream>,
+    server: tokio::task::JoinHandle<()>,
+    runs: u64,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Harness {
+    async fn start() -> Result<Harness, String> {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!("celerity-bench-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+        let dir = WorkDir(dir);
+        let socket = dir.0.join("runtime.sock");
+        let listener =
+            tokio::net::UnixListener::bind(&socket).map_err(|e| format!("could not bind {}: {e}", socket.display()))?;
+        let (tx, streams) = mpsc::unbounded_channel();
+        let service = HandlerRuntimeServiceServer::new(Service { streams: tx })
+            .max_decoding_message_size(64 << 20)
+            .max_encoding_message_size(64 << 20);
+        // The same flow-control windows the SDK asks for as a client, so
+        // that 1 MiB frames are not throttled in one direction only.
+        let server = tonic::transport::Server::builder()
+            .initial_stream_window_size(Some(8 << 20))
+            .initial_connection_window_size(Some(16 << 20))
+            .serve_with_incoming(service, UnixListenerStream::new(listener));
+        let server = tokio::spawn(async move {
+            if let Err(error) = server.await {
+                eprintln!("celerity-bench: the load generator's server failed: {error}");
+            }
+        });
+        Ok(Harness { dir, socket, streams, server, runs: 0 })
+    }
+
+    /// Runs `case` against one handler process, start to exit.
+    async fn run_one(&mut self, case: &Case, which: Impl, bin: &Path) -> Sample {
+        let mut sample = Sample::default();
+        // A stream left over from an earlier process is not this one's.
+        while self.streams.try_recv().is_ok() {}
+        self.runs += 1;
+        let log = self.dir.0.join(format!("{}-{}.log", self.runs, which.label()));
+        let mut child = match spawn(bin, &self.socket, case, &log) {
+            Ok(child) => child,
+            Err(error) => {
+                sample.error(error);
+                return sample;
+            }
+        };
+        let pid = child.id();
+        let outcome = self.drive(case, pid, &mut child, &mut sample).await;
+        if let Err(error) = outcome {
+            sample.error(format!("{error}{}", log_tail(&log)));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        sample
+    }
+
+    async fn drive(&mut self, case: &Case, pid: u32, child: &mut Child, sample: &mut Sample) -> Result<(), String> {
+        let mut stream = accept(&mut self.streams, child).await?;
+        let caps = handshake(&mut stream, case).await?;
+        let mut load = Load::new(case, caps);
+
+        load.phase(&mut stream, case.warmup, false, sample).await?;
+        let (rss_after_warmup, _) = procfs::memory_kib(pid).unwrap_or_default();
+        let cpu_before = procfs::cpu_time(pid).unwrap_or_default();
+        let gen_before = procfs::own_cpu_time().unwrap_or_default();
+
+        let elapsed = load.phase(&mut stream, case.events, true, sample).await?;
+
+        let cpu_after = procfs::cpu_time(pid).unwrap_or_default();
+        let gen_after = procfs::own_cpu_time().unwrap_or_default();
+        let (rss_end, hwm) = procfs::memory_kib(pid).unwrap_or_default();
+
+        let n = case.events.max(1) as f64;
+        sample.events_per_sec = n / elapsed.as_secs_f64().max(1e-9);
+        sample.cpu_us_per_event = cpu_after.saturating_sub(cpu_before).as_secs_f64() * 1e6 / n;
+        sample.gen_cpu_us_per_event = gen_after.saturating_sub(gen_before).as_secs_f64() * 1e6 / n;
+        sample.rss_after_warmup_kib = rss_after_warmup;
+        sample.rss_end_kib = rss_end;
+        sample.peak_rss_kib = hwm;
+        let mut latencies = std::mem::take(&mut load.latencies);
+        latencies.sort_unstable();
+        sample.p50_us = percentile(&latencies, 0.50);
+        sample.p99_us = percentile(&latencies, 0.99);
+        sample.p999_us = percentile(&latencies, 0.999);
+        if let Shape::WsSend { .. } = case.shape
+            && sample.ws_sends != sample.answered
+        {
+            sample.error(format!("{} WsSend(s) for {} answered events", sample.ws_sends, sample.answered));
+        }
+
+        sample.exit_ok = finish(stream, child, sample).await;
+        Ok(())
+    }
+}
+
+fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path) -> Result<Child, String> {
+    let stderr = File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
+    let mut command = Command::new(bin);
+    // Only the settings below: none of the SDK's from this environment.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CELERITY_") {
+            command.env_remove(name);
+        }
+    }
+    command
+        .env("CELERITY_RUNTIME_SOCKET", socket)
+        .env("CELERITY_HANDLER_CONCURRENCY", case.credit.to_string())
+        .env("CELERITY_CONNECT_TIMEOUT_MS", "20000")
+        .env(TAG_CAP_ENV, case.tag_cap().to_string())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", bin.display()))
+}
+
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(5).collect();
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(" (handler stderr: {})", tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
+    }
+}
+
+/// Waits for the handler process to open its stream.
+async fn accept(streams: &mut mpsc::UnboundedReceiver<Stream>, child: &mut Child) -> Result<Stream, String> {
+    let started = Instant::now();
+    loop {
+        tokio::select! {
+            stream = streams.recv() => return stream.ok_or_else(|| "the server stopped".to_string()),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("the handler exited ({status}) before opening its stream"));
+                }
+                if started.elapsed() > Duration::from_secs(30) {
+                    return Err("the handler opened no stream within 30 s".to_string());
+                }
+            }
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+fn frame(frame: runtime_message::Frame) -> Result<RuntimeMessage, Status> {
+    Ok(RuntimeMessage { frame: Some(frame) })
+}
+
+async fn send(stream: &Stream, message: runtime_message::Frame) -> Result<(), String> {
+    stream.out.send(frame(message)).await.map_err(|_| "the handler's stream closed".to_string())
+}
+
+async fn next_frame(stream: &mut Stream, wait: Duration) -> Result<handler_message::Frame, String> {
+    match tokio::time::timeout(wait, stream.inbound.message()).await {
+        Err(_) => Err(format!("no frame from the handler within {wait:?}")),
+        Ok(Ok(Some(HandlerMessage { frame: Some(frame) }))) => Ok(frame),
+        Ok(Ok(Some(HandlerMessage { frame: None }))) => Err("the handler sent an empty frame".to_string()),
+        Ok(Ok(None)) => Err("the handler ended its stream".to_string()),
+        Ok(Err(status)) => Err(format!("the handler's stream failed: {status}")),
+    }
+}
+
+/// `RuntimeConfig` → `Ready` → `ReadyAck`. Returns the caps `Ready`
+/// declared, by tag.
+async fn handshake(stream: &mut Stream, case: &Case) -> Result<HashMap<String, u32>, String> {
+    let handlers = all_tags()
+        .into_iter()
+        .map(|tag| HandlerConfig {
+            handler_name: tag.replace(['/', ':'], "_"),
+            handler_tag: tag.to_string(),
+            timeout_ms: 30_000,
+            tracing_enabled: false,
+            published_name: String::new(),
+        })
+        .collect();
+    let config = RuntimeConfig {
+        tracing_enabled: false,
+        metrics_enabled: false,
+        handlers,
+        protocol_version: Some(ProtocolVersion { major: 1, minor: 0 }),
+    };
+    send(stream, runtime_message::Frame::Config(config)).await?;
+    let ready = match next_frame(stream, Duration::from_secs(30)).await? {
+        handler_message::Frame::Ready(ready) => ready,
+        other => return Err(format!("expected Ready, got {other:?}")),
+    };
+    let mut tags = ready.handler_tags.clone();
+    tags.sort();
+    let mut expected: Vec<String> = all_tags().into_iter().map(str::to_string).collect();
+    expected.sort();
+    if tags != expected {
+        return Err(format!("Ready declares tags {tags:?}, expected {expected:?}"));
+    }
+    if ready.protocol_version.map(|v| v.major) != Some(1) {
+        return Err(format!("Ready declares protocol {:?}", ready.protocol_version));
+    }
+    if ready.initial_credit != case.credit {
+        return Err(format!("Ready declares credit {}, expected {}", ready.initial_credit, case.credit));
+    }
+    let caps: HashMap<String, u32> = ready.limits.iter().map(|l| (l.handler_tag.clone(), l.max_concurrent)).collect();
+    for tag in CAPPED_TAGS {
+        if caps.get(tag) != Some(&case.tag_cap()) {
+            return Err(format!("Ready declares cap {:?} for {tag}, expected {}", caps.get(tag), case.tag_cap()));
+        }
+    }
+    let ack = ReadyAck { accepted: true, unknown_tags: Vec::new(), unhandled_tags: Vec::new(), refused_reason: 0 };
+    send(stream, runtime_message::Frame::ReadyAck(ack)).await?;
+    Ok(caps)
+}
+
+/// Drains the handler, waits for it to end its stream and exit. `true` when
+/// it exited successfully by itself.
+async fn finish(mut stream: Stream, child: &mut Child, sample: &mut Sample) -> bool {
+    let deadline = now_ms() + 5_000;
+    if send(&stream, runtime_message::Frame::Drain(Drain { deadline_unix_ms: deadline })).await.is_err() {
+        sample.error("the stream closed before the drain");
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.inbound.message().await {
+                Ok(Some(HandlerMessage { frame: Some(handler_message::Frame::Draining(_)) })) => {}
+                Ok(Some(message)) => break Err(format!("unexpected frame during the drain: {message:?}")),
+                Ok(None) | Err(_) => break Ok(()),
+            }
+        }
+    })
+    .await;
+    match ended {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => sample.error(error),
+        Err(_) => sample.error("the handler did not end its stream within 10 s of Drain"),
+    }
+    // Ending our half tells the handler the runtime has read everything.
+    drop(stream);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                if !status.success() {
+                    sample.error(format!("the handler exited with {status} after the drain"));
+                }
+                return status.success();
+            }
+            Ok(None) => tokio::time::sleep(Duration::from_millis(5)).await,
+            Err(_) => break,
+        }
+    }
+    sample.error("the handler did not exit within 10 s of the drain");
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+fn percentile(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1] as f64 / 1_000.0
+}
+
+/// The body of `bytes` bytes every HTTP event carries: a pattern, so that a
+/// body answered from the wrong place does not compare equal.
+fn body_of(bytes: usize) -> Bytes {
+    let pattern: Vec<u8> = (0..251u8).collect();
+    let mut body = Vec::with_capacity(bytes);
+    while body.len() < bytes {
+        let take = pattern.len().min(bytes - body.len());
+        body.extend_from_slice(&pattern[..take]);
+    }
+    body.into()
+}
+
+/// The dispatches of a case, one per tag, to clone.
+fn templates(case: &Case, body: &Bytes) -> (Vec<&'static str>, Vec<Dispatch>) {
+    let http = |tag: &str, body: Bytes| {
+        let path = tag.split_once("::").map_or(tag, |(_, path)| path).to_string();
+        Source::Http(HttpRequest {
+            method: "POST".to_string(),
+            route: path.clone(),
+            path,
+            path_params: HashMap::new(),
+            query_params: HashMap::new(),
+            headers: HashMap::from([(
+                "content-type".to_string(),
+                Values { values: vec!["application/octet-stream".to_string()] },
+            )]),
+            source_ip: "127.0.0.1".to_string(),
+            request_id: String::new(),
+            body,
+        })
+    };
+    let tags: Vec<&'static str> = match case.shape {
+        Shape::Http { tags: 1, .. } => vec![HTTP_TAG],
+        Shape::Http { .. } => CAPPED_TAGS.to_vec(),
+        Shape::Consumer => vec![CONSUMER_TAG],
+        Shape::WsSend { .. } => vec![WS_TAG],
+    };
+    let dispatches = tags
+        .iter()
+        .map(|tag| {
+            let source = match case.shape {
+                Shape::Http { .. } => http(tag, body.clone()),
+                Shape::WsSend { batch } => http(tag, Bytes::from(batch.to_string())),
+                Shape::Consumer => Source::Consumer(ConsumerBatch {
+                    records: (0..BATCH_RECORDS)
+                        .map(|k| ConsumerRecord {
+                            message_id: record_id(k),
+                            body: Bytes::from_static(if record_fails(k) { FAIL_BODY } else { OK_BODY }),
+                            source: "bench-queue".to_string(),
+                            event_type: "message".to_string(),
+                            attributes: Bytes::new(),
+                            vendor: Bytes::new(),
+                        })
+                        .collect(),
+                    source_id: "bench-queue".to_string(),
+                    source_type: "queue".to_string(),
+                    vendor: Bytes::new(),
+                }),
+            };
+            Dispatch {
+                id: String::new(),
+                handler_tag: tag.to_string(),
+                timestamp_ms: 0,
+                deadline_unix_ms: 0,
+                trace_context: HashMap::new(),
+                source: Some(source),
+            }
+        })
+        .collect();
+    (tags, dispatches)
+}
+
+/// The load generator's state for one stream.
+struct Load {
+    shape: Shape,
+    templates: Vec<Dispatch>,
+    /// Per tag: its cap (`u32::MAX` when it has none) and events in flight.
+    caps: Vec<u32>,
+    in_flight: Vec<u32>,
+    /// Places free in the credit window.
+    credit: u64,
+    /// The handler asked to withhold (a grant of zero); no dispatch until a
+    /// `CreditGrant`.
+    paused: bool,
+    next_tag: usize,
+    next_id: u64,
+    /// Per event of the current phase (by id less `base`): when it was
+    /// dispatched, and its tag.
+    slots: Vec<Option<(Instant, u8)>>,
+    base: u64,
+    body: Bytes,
+    expected_failures: Vec<String>,
+    /// Latencies of the measured phase, in nanoseconds.
+    latencies: Vec<u64>,
+}
+
+impl Load {
+    fn new(case: &Case, declared_caps: HashMap<String, u32>) -> Load {
+        let body = match case.shape {
+            Shape::Http { body, .. } => body_of(body),
+            _ => Bytes::new(),
+        };
+        let (tags, templates) = templates(case, &body);
+        let caps = tags.iter().map(|tag| declared_caps.get(*tag).copied().unwrap_or(u32::MAX)).collect();
+        Load {
+            shape: case.shape.clone(),
+            in_flight: vec![0; tags.len()],
+            templates,
+            caps,
+            credit: u64::from(case.credit),
+            paused: false,
+            next_tag: 0,
+            next_id: 1,
+            slots: Vec::new(),
+            base: 1,
+            body,
+            expected_failures: expected_failures(),
+            latencies: Vec::new(),
+        }
+    }
+
+    /// The next tag, round-robin, that is under its cap.
+    fn pick_tag(&mut self) -> Option<usize> {
+        let n = self.caps.len();
+        for step in 0..n {
+            let tag = (self.next_tag + step) % n;
+            if self.in_flight[tag] < self.caps[tag] {
+                self.next_tag = (tag + 1) % n;
+                return Some(tag);
+            }
+        }
+        None
+    }
+
+    /// Dispatches `n` events, keeping the window full, and reads every
+    /// answer. Returns the time from the first dispatch to the last result.
+    async fn phase(
+        &mut self,
+        stream: &mut Stream,
+        n: u64,
+        record: bool,
+        sample: &mut Sample,
+    ) -> Result<Duration, String> {
+        self.base = self.next_id;
+        self.slots.clear();
+        self.slots.resize(n as usize, None);
+        if record {
+            self.latencies = Vec::with_capacity(n as usize);
+        }
+        let (mut sent, mut done) = (0u64, 0u64);
+        let started = Instant::now();
+        let mut last = started;
+        let stall = tokio::time::sleep(STALL);
+        tokio::pin!(stall);
+        let mut stall_set = started;
+        while done < n {
+            if sent < n && !self.paused && self.credit > 0 {
+                let now = now_ms();
+                while sent < n && !self.paused && self.credit > 0 {
+                    let Some(tag) = self.pick_tag() else { break };
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    let mut dispatch = self.templates[tag].clone();
+                    dispatch.id = id.to_string();
+                    dispatch.timestamp_ms = now as u64;
+                    dispatch.deadline_unix_ms = now + 30_000;
+                    if let Some(Source::Http(request)) = &mut dispatch.source {
+                        request.request_id.clone_from(&dispatch.id);
+                    }
+                    stream
+                        .out
+                        .send(frame(runtime_message::Frame::Dispatch(dispatch)))
+                        .await
+                        .map_err(|_| "the handler's stream closed".to_string())?;
+                    self.slots[(id - self.base) as usize] = Some((Instant::now(), tag as u8));
+                    self.credit -= 1;
+                    self.in_flight[tag] += 1;
+                    sent += 1;
+                    sample.dispatched += 1;
+                }
+            }
+            let message = tokio::select! {
+                biased;
+                message = stream.inbound.message() => message,
+                _ = &mut stall => {
+                    return Err(format!("the handler sent nothing for {STALL:?} with {} event(s) in flight", sent - done));
+                }
+            };
+            let frame = match message {
+                Ok(Some(HandlerMessage { frame: Some(frame) })) => frame,
+                Ok(Some(HandlerMessage { frame: None })) => {
+                    sample.error("an empty frame");
+                    continue;
+                }
+                Ok(None) => return Err("the handler ended its stream mid-run".to_string()),
+                Err(status) => return Err(format!("the handler's stream failed mid-run: {status}")),
+            };
+            let now = Instant::now();
+            if now.duration_since(stall_set) > Duration::from_secs(1) {
+                stall.as_mut().reset(tokio::time::Instant::from_std(now + STALL));
+                stall_set = now;
+            }
+            match frame {
+                handler_message::Frame::Result(result) => {
+                    if self.on_result(result, now, record, sample) {
+                        done += 1;
+                        last = now;
+                    }
+                }
+                handler_message::Frame::Credit(grant) => {
+                    self.paused = false;
+                    self.credit += u64::from(grant.additional);
+                }
+                handler_message::Frame::WsSend(send_frame) => {
+                    let ack = self.on_ws_send(send_frame, sample);
+                    stream.out.send(frame_ws_ack(ack)).await.map_err(|_| "the handler's stream closed".to_string())?;
+                }
+                handler_message::Frame::Draining(_) => return Err("the handler began draining mid-run".to_string()),
+                handler_message::Frame::Ready(_) => sample.error("a second Ready"),
+            }
+        }
+        Ok(last.duration_since(started))
+    }
+
+    /// Checks a result and returns its place. `true` when it answered an
+    /// event of this phase still in flight.
+    fn on_result(
+        &mut self,
+        result: celerity_proto::v1::Result,
+        now: Instant,
+        record: bool,
+        sample: &mut Sample,
+    ) -> bool {
+        let slot = result
+            .id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| id.checked_sub(self.base))
+            .and_then(|index| self.slots.get_mut(index as usize))
+            .and_then(Option::take);
+        let Some((sent_at, tag)) = slot else {
+            sample.error(format!("a result for {:?}, which is not in flight", result.id));
+            return false;
+        };
+        sample.answered += 1;
+        self.in_flight[tag as usize] -= 1;
+        if result.credit_grant == 0 {
+            self.paused = true;
+        } else {
+            self.credit += u64::from(result.credit_grant);
+        }
+        if record {
+            self.latencies.push(now.duration_since(sent_at).as_nanos() as u64);
+        }
+        if let Err(error) = self.check(result.outcome) {
+            sample.error(format!("event {}: {error}", result.id));
+        }
+        true
+    }
+
+    fn check(&self, outcome: Option<Outcome>) -> Result<(), String> {
+        match (&self.shape, outcome) {
+            (Shape::Http { .. }, Some(Outcome::Http(response))) => {
+                if response.status != 200 {
+                    return Err(format!("status {}", response.status));
+                }
+                if response.body != self.body {
+                    return Err(format!("a body of {} bytes that is not the one sent", response.body.len()));
+                }
+                Ok(())
+            }
+            (Shape::WsSend { .. }, Some(Outcome::Http(response))) if response.status == 200 => Ok(()),
+            (Shape::Consumer, Some(Outcome::Consumer(batch))) => {
+                let mut named: Vec<&str> = batch.failures.iter().map(|f| f.message_id.as_str()).collect();
+                named.sort_unstable();
+                if batch.success || named != self.expected_failures {
+                    return Err(format!("batch result success={} naming {named:?}", batch.success));
+                }
+                Ok(())
+            }
+            (_, Some(Outcome::Error(error))) => Err(format!("HandlerError {}: {}", error.r#type, error.message)),
+            (_, other) => Err(format!("unexpected outcome {other:?}")),
+        }
+    }
+
+    fn on_ws_send(&mut self, send: WsSend, sample: &mut Sample) -> WsSendAck {
+        sample.ws_sends += 1;
+        let expected = match self.shape {
+            Shape::WsSend { batch } => batch,
+            _ => 0,
+        };
+        let ok = send.messages.len() == expected
+            && send.messages.iter().enumerate().all(|(i, m)| {
+                m.connection_id == ws_connection_id(i) && m.message == WS_MESSAGE.as_bytes() && !m.is_binary
+            });
+        if !ok {
+            sample
+                .error(format!("a WsSend of {} message(s), expected {expected} of {WS_MESSAGE}", send.messages.len()));
+        }
+        WsSendAck { correlation_id: send.correlation_id, success: true, failures: Vec::new() }
+    }
+}
+
+fn frame_ws_ack(ack: WsSendAck) -> Result<RuntimeMessage, Status> {
+    frame(runtime_message::Frame::WsAck(ack))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_take_the_rank_above() {
+        let v: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        assert_eq!(percentile(&v, 0.5), 500.0);
+        assert_eq!(percentile(&v, 0.99), 990.0);
+        assert_eq!(percentile(&v, 0.999), 999.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn the_matrix_has_every_shape() {
+        let cases = matrix(Mode::Full);
+        assert_eq!(cases.iter().filter(|c| matches!(c.shape, Shape::Http { .. }) && !c.memory).count(), 24);
+        assert!(cases.iter().any(|c| c.shape == Shape::Consumer));
+        assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 1 }));
+        assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 100 }));
+        assert!(cases.iter().any(|c| c.memory && c.events == 1_000_000));
+        let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), cases.len());
+    }
+
+    #[test]
+    fn tags_rotate_within_their_caps() {
+        let case = matrix(Mode::Smoke).into_iter().find(|c| c.name == "http/c16/0B/8tags").unwrap();
+        let caps = CAPPED_TAGS.iter().map(|t| (t.to_string(), 2)).collect();
+        let mut load = Load::new(&case, caps);
+        let picks: Vec<usize> =
+            (0..16).map(|_| load.pick_tag().inspect(|&t| load.in_flight[t] += 1).unwrap()).collect();
+        assert_eq!(picks, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(load.pick_tag(), None);
+    }
+}

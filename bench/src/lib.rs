@@ -1,0 +1,100 @@
+//! Benchmarks of the celerity SDK against the practical limit of the handler
+//! IPC protocol on the same machine, in the same run.
+//!
+//! - [`harness`]: the runtime side. A lean tonic server of its own on a real
+//!   Unix socket, which spawns a handler process per case, runs the
+//!   handshake, keeps the credit window full (within per-tag caps), checks
+//!   every answer, and measures throughput, latency, CPU time and RSS.
+//! - `bench-sdk-handler` (A): a handler executable built with the SDK.
+//! - `bench-raw-handler` (B): a hand-written tonic client with no SDK that
+//!   answers every dispatch at once, which is as fast as gRPC over a Unix
+//!   socket goes.
+//!
+//! The constants here are what the load generator and both handlers agree
+//! on: the tags, the consumer batch and the WebSocket send.
+
+pub mod harness;
+pub mod procfs;
+pub mod report;
+
+/// The HTTP tag of the one-tag cases: echoes the request body.
+pub const HTTP_TAG: &str = "POST::/echo";
+
+/// The HTTP tags of the eight-tag cases, each with a per-tag cap of
+/// [`TAG_CAP_ENV`]; they echo the body too.
+pub const CAPPED_TAGS: [&str; 8] = [
+    "POST::/capped/0",
+    "POST::/capped/1",
+    "POST::/capped/2",
+    "POST::/capped/3",
+    "POST::/capped/4",
+    "POST::/capped/5",
+    "POST::/capped/6",
+    "POST::/capped/7",
+];
+
+/// The consumer tag: batches of [`BATCH_RECORDS`] records, of which the ones
+/// with body [`FAIL_BODY`] fail.
+pub const CONSUMER_TAG: &str = "source::bench-queue::consume";
+
+/// The HTTP tag whose handler makes one `WsSend` of as many messages as its
+/// body says (decimal), waits for the acknowledgement, and answers 200.
+pub const WS_TAG: &str = "POST::/ws-send";
+
+/// The per-tag cap of [`CAPPED_TAGS`], read by both handlers.
+pub const TAG_CAP_ENV: &str = "BENCH_TAG_CAP";
+
+/// Records in a consumer batch.
+pub const BATCH_RECORDS: usize = 100;
+
+/// The body of a record that fails.
+pub const FAIL_BODY: &[u8] = b"fail";
+
+/// The body of a record that succeeds.
+pub const OK_BODY: &[u8] = br#"{"order":1}"#;
+
+/// The error message of a failed record.
+pub const FAILURE_MESSAGE: &str = "bench failure";
+
+/// The text of every WebSocket message sent.
+pub const WS_MESSAGE: &str = r#"{"event":"bench"}"#;
+
+/// Every tag both handlers serve, and the blueprint declares.
+pub fn all_tags() -> Vec<&'static str> {
+    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG];
+    tags.extend(CAPPED_TAGS);
+    tags
+}
+
+/// Whether record `k` of a batch fails: one in ten.
+pub fn record_fails(k: usize) -> bool {
+    k % 10 == 3
+}
+
+/// The message id of record `k` of a batch.
+pub fn record_id(k: usize) -> String {
+    format!("m{k}")
+}
+
+/// The ids of the records that fail in every batch, sorted.
+pub fn expected_failures() -> Vec<String> {
+    let mut ids: Vec<String> = (0..BATCH_RECORDS).filter(|&k| record_fails(k)).map(record_id).collect();
+    ids.sort();
+    ids
+}
+
+/// The connection the `i`-th message of a WebSocket send is for.
+pub fn ws_connection_id(i: usize) -> String {
+    format!("conn-{i}")
+}
+
+/// The per-tag cap of [`CAPPED_TAGS`] from the environment (default 32).
+pub fn tag_cap_from_env() -> u32 {
+    std::env::var(TAG_CAP_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(32).max(1)
+}
+
+/// The number of messages a [`WS_TAG`] request body asks for (0 when it does
+/// not parse).
+pub fn ws_batch_size(body: &[u8]) -> usize {
+    std::str::from_utf8(body).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+}

@@ -1,0 +1,315 @@
+//! Medians, ratios, the tables and the targets.
+
+use std::fmt::Write;
+
+use crate::harness::{CaseResult, Sample, Shape};
+
+/// The median of one measure over a case's samples.
+pub fn median(samples: &[Sample], measure: impl Fn(&Sample) -> f64) -> f64 {
+    let mut values: Vec<f64> = samples.iter().map(measure).filter(|v| v.is_finite()).collect();
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 }
+}
+
+/// One case's medians for A and B.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// The case's name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Shape,
+    /// Its credit.
+    pub credit: u32,
+    /// Whether it is the memory-growth case.
+    pub memory: bool,
+    /// Rounds run.
+    pub rounds: usize,
+    /// A's medians.
+    pub a: Medians,
+    /// B's medians.
+    pub b: Medians,
+    /// Every sample of both was clean.
+    pub clean: bool,
+}
+
+/// The medians of one handler's samples.
+#[derive(Clone, Copy, Debug)]
+pub struct Medians {
+    /// Events per second.
+    pub events_per_sec: f64,
+    /// p50 latency, µs.
+    pub p50_us: f64,
+    /// p99 latency, µs.
+    pub p99_us: f64,
+    /// p99.9 latency, µs.
+    pub p999_us: f64,
+    /// Handler CPU per event, µs.
+    pub cpu_us: f64,
+    /// Load generator CPU per event, µs.
+    pub gen_cpu_us: f64,
+    /// Peak RSS, MiB.
+    pub peak_rss_mib: f64,
+    /// RSS after the warm-up, MiB.
+    pub rss_warm_mib: f64,
+    /// RSS at the end, MiB.
+    pub rss_end_mib: f64,
+}
+
+impl Medians {
+    fn of(samples: &[Sample]) -> Medians {
+        Medians {
+            events_per_sec: median(samples, |s| s.events_per_sec),
+            p50_us: median(samples, |s| s.p50_us),
+            p99_us: median(samples, |s| s.p99_us),
+            p999_us: median(samples, |s| s.p999_us),
+            cpu_us: median(samples, |s| s.cpu_us_per_event),
+            gen_cpu_us: median(samples, |s| s.gen_cpu_us_per_event),
+            peak_rss_mib: median(samples, |s| s.peak_rss_kib as f64 / 1024.0),
+            rss_warm_mib: median(samples, |s| s.rss_after_warmup_kib as f64 / 1024.0),
+            rss_end_mib: median(samples, |s| s.rss_end_kib as f64 / 1024.0),
+        }
+    }
+
+    /// RSS growth from after the warm-up to the end, in percent.
+    pub fn rss_growth_pct(&self) -> f64 {
+        (self.rss_end_mib - self.rss_warm_mib) / self.rss_warm_mib * 100.0
+    }
+}
+
+/// Summarises every case.
+pub fn summarise(results: &[CaseResult]) -> Vec<Summary> {
+    results
+        .iter()
+        .filter(|r| !r.a.is_empty() || !r.b.is_empty())
+        .map(|r| Summary {
+            name: r.case.name.clone(),
+            shape: r.case.shape.clone(),
+            credit: r.case.credit,
+            memory: r.case.memory,
+            rounds: r.a.len().max(r.b.len()),
+            a: Medians::of(&r.a),
+            b: Medians::of(&r.b),
+            clean: r.a.iter().chain(&r.b).all(Sample::is_clean),
+        })
+        .collect()
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    a / b
+}
+
+/// The throughput and cost table: events/s, CPU per event, peak RSS.
+pub fn throughput_table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| case | A ev/s | B ev/s | A/B | A CPU µs/ev | B CPU µs/ev | A/B | A peak RSS MiB | B peak RSS MiB | gen CPU µs/ev (A / B) |\n",
+    );
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for s in summaries {
+        let _ = writeln!(
+            out,
+            "| {}{} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} / {:.1} |",
+            s.name,
+            if s.clean { "" } else { " (ERRORS)" },
+            s.a.events_per_sec,
+            s.b.events_per_sec,
+            ratio(s.a.events_per_sec, s.b.events_per_sec),
+            s.a.cpu_us,
+            s.b.cpu_us,
+            ratio(s.a.cpu_us, s.b.cpu_us),
+            s.a.peak_rss_mib,
+            s.b.peak_rss_mib,
+            s.a.gen_cpu_us,
+            s.b.gen_cpu_us,
+        );
+    }
+    out
+}
+
+/// The latency table: p50, p99 and p99.9 for A and B, and A/B.
+pub fn latency_table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    out.push_str("| case | A p50 µs | B p50 µs | A/B | A p99 µs | B p99 µs | A/B | A p99.9 µs | B p99.9 µs | A/B |\n");
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for s in summaries {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} |",
+            s.name,
+            s.a.p50_us,
+            s.b.p50_us,
+            ratio(s.a.p50_us, s.b.p50_us),
+            s.a.p99_us,
+            s.b.p99_us,
+            ratio(s.a.p99_us, s.b.p99_us),
+            s.a.p999_us,
+            s.b.p999_us,
+            ratio(s.a.p999_us, s.b.p999_us),
+        );
+    }
+    out
+}
+
+/// The memory-growth table.
+pub fn memory_table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    out.push_str("| case | handler | RSS after warm-up MiB | RSS at end MiB | growth | peak RSS MiB |\n");
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for s in summaries.iter().filter(|s| s.memory) {
+        for (label, m) in [("A", &s.a), ("B", &s.b)] {
+            let _ = writeln!(
+                out,
+                "| {} | {label} | {:.2} | {:.2} | {:+.1} % | {:.2} |",
+                s.name,
+                m.rss_warm_mib,
+                m.rss_end_mib,
+                m.rss_growth_pct(),
+                m.peak_rss_mib
+            );
+        }
+    }
+    out
+}
+
+/// One target of the issue, and whether this run met it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The measure.
+    pub measure: String,
+    /// The target.
+    pub target: String,
+    /// What was measured.
+    pub measured: String,
+    /// `None` when the run had no case for it.
+    pub met: Option<bool>,
+}
+
+/// Evaluates the issue's targets on the summaries present.
+pub fn targets(summaries: &[Summary]) -> Vec<Target> {
+    let find = |name: &str| summaries.iter().find(|s| s.name == name && !s.memory);
+    let mut targets = Vec::new();
+
+    let name = "http/c256/1KiB/1tag";
+    targets.push(match find(name) {
+        Some(s) => {
+            let r = ratio(s.a.events_per_sec, s.b.events_per_sec);
+            Target {
+                measure: "throughput at credit 256, 1 KiB bodies".into(),
+                target: "≥ 0.90 of (B)".into(),
+                measured: format!("{r:.2} ({name})"),
+                met: Some(r >= 0.90),
+            }
+        }
+        None => missing("throughput at credit 256, 1 KiB bodies", "≥ 0.90 of (B)"),
+    });
+
+    let p50: Vec<(&str, f64)> = ["http/c1/0B/1tag", "http/c1/1KiB/1tag"]
+        .into_iter()
+        .filter_map(|n| find(n).map(|s| (n, ratio(s.a.p50_us, s.b.p50_us))))
+        .collect();
+    targets.push(if p50.is_empty() {
+        missing("p50 latency at credit 1", "≤ 1.2 × (B)")
+    } else {
+        Target {
+            measure: "p50 latency at credit 1".into(),
+            target: "≤ 1.2 × (B)".into(),
+            measured: p50.iter().map(|(n, r)| format!("{r:.2} ({n})")).collect::<Vec<_>>().join(", "),
+            met: Some(p50.iter().all(|(_, r)| *r <= 1.2)),
+        }
+    });
+
+    let large: Vec<(&str, f64)> = summaries
+        .iter()
+        .filter(|s| !s.memory && matches!(s.shape, Shape::Http { body, .. } if body >= 64 << 10))
+        .map(|s| (s.name.as_str(), ratio(s.a.events_per_sec, s.b.events_per_sec)))
+        .collect();
+    targets.push(if large.is_empty() {
+        missing("64 KiB and 1 MiB bodies", "within 10 % of (B)")
+    } else {
+        let worst = large.iter().copied().fold(("", f64::INFINITY), |w, x| if x.1 < w.1 { x } else { w });
+        Target {
+            measure: "64 KiB and 1 MiB bodies (throughput)".into(),
+            target: "within 10 % of (B)".into(),
+            measured: format!(
+                "{} of {} cases ≥ 0.90; worst {:.2} ({})",
+                large.iter().filter(|(_, r)| *r >= 0.90).count(),
+                large.len(),
+                worst.1,
+                worst.0
+            ),
+            met: Some(large.iter().all(|(_, r)| *r >= 0.90)),
+        }
+    });
+
+    let rss: Vec<(&str, f64)> = summaries
+        .iter()
+        .filter(|s| !s.memory && s.credit == 256 && matches!(s.shape, Shape::Http { body, .. } if body <= 1 << 10))
+        .map(|s| (s.name.as_str(), s.a.peak_rss_mib))
+        .collect();
+    targets.push(if rss.is_empty() {
+        missing("handler RSS at credit 256", "≤ 20 MiB")
+    } else {
+        let worst = rss.iter().copied().fold(("", 0.0), |w, x| if x.1 > w.1 { x } else { w });
+        Target {
+            measure: "handler RSS at credit 256 (bodies ≤ 1 KiB)".into(),
+            target: "≤ 20 MiB".into(),
+            measured: format!("peak {:.1} MiB ({})", worst.1, worst.0),
+            met: Some(worst.1 <= 20.0),
+        }
+    });
+
+    targets.push(match summaries.iter().find(|s| s.memory) {
+        Some(s) => {
+            let growth = s.a.rss_growth_pct();
+            Target {
+                measure: format!("RSS growth after warm-up ({})", s.name),
+                target: "≤ 5 %".into(),
+                measured: format!(
+                    "{growth:+.1} % ({:.2} → {:.2} MiB; B {:+.1} %)",
+                    s.a.rss_warm_mib,
+                    s.a.rss_end_mib,
+                    s.b.rss_growth_pct()
+                ),
+                met: Some(growth <= 5.0),
+            }
+        }
+        None => missing("RSS growth after warm-up", "≤ 5 %"),
+    });
+    targets
+}
+
+fn missing(measure: &str, target: &str) -> Target {
+    Target { measure: measure.into(), target: target.into(), measured: "not run".into(), met: None }
+}
+
+/// The targets as a table.
+pub fn targets_table(targets: &[Target]) -> String {
+    let mut out = String::new();
+    out.push_str("| measure | target | measured (A) | met |\n| --- | --- | --- | --- |\n");
+    for t in targets {
+        let met = match t.met {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "—",
+        };
+        let _ = writeln!(out, "| {} | {} | {} | {met} |", t.measure, t.target, t.measured);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        let s = |v: f64| Sample { events_per_sec: v, ..Sample::default() };
+        assert_eq!(median(&[s(3.0), s(1.0), s(2.0)], |x| x.events_per_sec), 2.0);
+        assert_eq!(median(&[s(4.0), s(1.0), s(2.0), s(3.0)], |x| x.events_per_sec), 2.5);
+        assert!(median(&[], |x| x.events_per_sec).is_nan());
+    }
+}

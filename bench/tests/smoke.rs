@@ -1,0 +1,44 @@
+//! The benchmark harness at a tiny size, as CI runs it: every case of the
+//! matrix against both handlers, interleaved, checking only that every event
+//! was answered correctly. No timing is asserted.
+
+use std::path::PathBuf;
+
+use celerity_bench::harness::{self, Mode, Options, Shape};
+
+#[test]
+fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
+    let options = Options::new(
+        Mode::Smoke,
+        PathBuf::from(env!("CARGO_BIN_EXE_bench-sdk-handler")),
+        PathBuf::from(env!("CARGO_BIN_EXE_bench-raw-handler")),
+    );
+    let results = harness::run(&options, |line| eprintln!("{line}")).expect("the harness runs");
+
+    assert_eq!(results.len(), harness::matrix(Mode::Smoke).len());
+    for shape in [Shape::Consumer, Shape::WsSend { batch: 1 }, Shape::WsSend { batch: 100 }] {
+        assert!(results.iter().any(|r| r.case.shape == shape), "{shape:?} not run");
+    }
+    assert!(results.iter().any(|r| r.case.memory), "the memory case was not run");
+    for result in &results {
+        for (label, samples) in [("A", &result.a), ("B", &result.b)] {
+            assert_eq!(samples.len(), 1, "{} {label}: one run", result.case.name);
+            for sample in samples {
+                assert!(
+                    sample.is_clean(),
+                    "{} {label}: {} error(s), {}/{} answered, exit ok {}: {:?}",
+                    result.case.name,
+                    sample.errors,
+                    sample.answered,
+                    sample.dispatched,
+                    sample.exit_ok,
+                    sample.first_errors
+                );
+                assert_eq!(sample.dispatched, result.case.warmup + result.case.events, "{}", result.case.name);
+                if let Shape::WsSend { .. } = result.case.shape {
+                    assert_eq!(sample.ws_sends, sample.answered, "{} {label}", result.case.name);
+                }
+            }
+        }
+    }
+}
