@@ -52,6 +52,7 @@ mod handler;
 mod json;
 mod logging;
 mod manifest;
+mod panics;
 
 #[doc(hidden)]
 #[path = "private.rs"]
