@@ -1,6 +1,9 @@
-//! No head-of-line blocking: the stream is served from its own thread, so a
-//! handler that blocks its worker thread stops neither frames nor the
-//! answers the SDK gives for handlers (deadlines, cancellations).
+//! No head-of-line blocking. By default the stream is a task on the
+//! application's runtime: a handler blocking its worker thread leaves the
+//! other workers serving frames and the answers the SDK gives for handlers
+//! (deadlines, cancellations). With `CELERITY_IO_THREAD=true` the stream has
+//! a thread of its own, and even handlers blocking every worker stop none of
+//! that.
 
 mod common;
 
@@ -16,7 +19,12 @@ const BLOCK_MS: &str = "5000";
 #[tokio::test]
 async fn handlers_blocking_every_worker_thread_stop_neither_frames_nor_deadlines_nor_cancels() {
     // Two worker threads, both about to be blocked.
-    let mut app = start(&[("TOKIO_WORKER_THREADS", "2"), ("CELERITY_HANDLER_CONCURRENCY", "8")]).await;
+    let mut app = start(&[
+        ("TOKIO_WORKER_THREADS", "2"),
+        ("CELERITY_HANDLER_CONCURRENCY", "8"),
+        ("CELERITY_IO_THREAD", "true"),
+    ])
+    .await;
     let blockers: Vec<String> =
         (0..2).map(|_| app.conn.dispatch(get("/block").query("ms", BLOCK_MS)).unwrap()).collect();
     wait_for_blocked_workers(&app.process, 2).await;

@@ -39,6 +39,7 @@ pub struct App {
     state: StateMap,
     include_compiled: bool,
     settings: Option<Settings>,
+    io_thread: Option<bool>,
 }
 
 impl Default for App {
@@ -64,6 +65,7 @@ impl App {
             state: StateMap::default(),
             include_compiled: true,
             settings: None,
+            io_thread: None,
         }
     }
 
@@ -270,6 +272,28 @@ impl App {
         self
     }
 
+    /// Serves the event stream from a thread of its own (`true`) or as a task
+    /// on the application's runtime (`false`, the default), whatever
+    /// `CELERITY_IO_THREAD` says.
+    ///
+    /// On its own thread, handlers that block *every* worker thread of the
+    /// runtime (with `std::thread::sleep` or a synchronous client, say)
+    /// still cannot hold back frames, cancellations or deadline answers. The
+    /// price is two thread hops per event: about 3× the CPU of an event's
+    /// bookkeeping and 60–90 µs of latency on a 2-core machine (see
+    /// `BENCHMARKS.md`). Handlers that keep blocking work on
+    /// `tokio::task::spawn_blocking` do not need it.
+    ///
+    /// ```
+    /// # async fn run() -> celerity::Result<()> {
+    /// celerity::App::new().io_thread(true).run().await
+    /// # }
+    /// ```
+    pub fn io_thread(mut self, on: bool) -> Self {
+        self.io_thread = Some(on);
+        self
+    }
+
     /// A handle on the application once it runs, for background tasks: to
     /// withhold or resize credit, or to shut down.
     pub fn handle(&self) -> AppHandle {
@@ -302,10 +326,13 @@ impl App {
             println!("{}", crate::manifest::render(&registrations));
             return Ok(());
         }
-        let settings = match self.settings.clone() {
+        let mut settings = match self.settings.clone() {
             Some(settings) => settings,
             None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
         };
+        if let Some(on) = self.io_thread {
+            settings.io_thread = on;
+        }
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)
     }

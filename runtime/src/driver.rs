@@ -2,16 +2,23 @@
 //! one writer, a task per event. It holds no protocol rules of its own; it
 //! carries out the session's actions.
 //!
-//! The stream is served from a thread of its own, on a single-threaded tokio
-//! runtime, while handlers run on the application's runtime. No user code
-//! runs on that thread (even building a handler's future happens inside its
-//! task), so a handler that blocks every worker thread of the application
-//! (with `std::thread::sleep`, say) cannot stop frames being read,
-//! cancellations delivered or deadlines answered.
+//! By default the stream is served as one task on the application's
+//! runtime, beside the handlers' tasks: a handler's task and the stream's
+//! wake each other on the same worker thread, with no thread hop. A handler
+//! blocking one worker thread leaves the others serving frames, deadlines
+//! and cancellations; blocking *every* worker thread stops the stream too.
 //!
-//! It can still stop other *handlers* from running: a blocked worker thread
-//! runs nothing else. Blocking work (file I/O through `std::fs`, CPU-heavy
-//! computation, a synchronous client) belongs on tokio's blocking pool:
+//! With [`crate::App::io_thread`] (or `CELERITY_IO_THREAD=true`) the stream
+//! is served from a thread of its own, on a single-threaded tokio runtime,
+//! while handlers run on the application's runtime. No user code runs on
+//! that thread (even building a handler's future happens inside its task),
+//! so a handler that blocks every worker thread of the application cannot
+//! stop frames being read, cancellations delivered or deadlines answered.
+//! Every event then crosses threads twice, which costs CPU and latency.
+//!
+//! Either way a blocked worker thread runs no other handler. Blocking work
+//! (file I/O through `std::fs`, CPU-heavy computation, a synchronous client)
+//! belongs on tokio's blocking pool:
 //!
 //! ```ignore
 //! async fn thumbnail(Path(id): Path<String>) -> Result<Vec<u8>, celerity::Error> {
@@ -29,7 +36,6 @@
 //! (which gives the span its task runs in), WebSocket sends ending, and the
 //! stream's state after each turn (for the gauges).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -48,7 +54,7 @@ use crate::handle::AppHandle;
 use crate::observe::Observer;
 use crate::panics::{CatchPanic, guarded};
 use crate::registry::Registration;
-use crate::session::{Action, HandlerSpec, Input, Session, SessionConfig, SessionError, WsOutcome};
+use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionConfig, SessionError, WsOutcome};
 use crate::settings::Settings;
 use crate::transport::{self, ConnectError, error_chain};
 
@@ -135,8 +141,17 @@ pub(crate) async fn serve(
     command_rx: mpsc::UnboundedReceiver<Command>,
 ) -> Result<(), ServeError> {
     let app = tokio::runtime::Handle::current();
-    let (done_tx, done_rx) = oneshot::channel();
+    let io_thread = settings.io_thread;
     let served = Served { registrations, state, app, handle };
+    if !io_thread {
+        // A task rather than awaited here: `serve` is often the future of a
+        // `block_on`, polled on a thread that is not a worker, and every
+        // wake-up between it and the handlers would cross threads.
+        return tokio::spawn(run_stream(served, settings, command_rx)).await.unwrap_or_else(|error| {
+            Err(ServeError::Internal(format!("the task serving the stream ended without a result: {error}")))
+        });
+    }
+    let (done_tx, done_rx) = oneshot::channel();
     std::thread::Builder::new()
         .name("celerity-io".to_string())
         .spawn(move || {
@@ -204,12 +219,19 @@ async fn run_stream(
 
     let mut out = Some(out_tx);
     let mut closed_our_half = false;
-    let mut running: HashMap<String, Running> = HashMap::new();
+    let mut running: FastMap<String, Running> = FastMap::default();
     let mut generation: u64 = 0;
     let done_tx = served.handle.commands();
     // Senders waiting for their WsSendAck, by correlation id. Dropped with
     // this function, which tells every waiter the stream is gone.
-    let mut ws_waiters: HashMap<String, oneshot::Sender<WsOutcome>> = HashMap::new();
+    let mut ws_waiters: FastMap<String, oneshot::Sender<WsOutcome>> = FastMap::default();
+    // One timer for the whole stream, re-armed only when the session's next
+    // deadline comes before the one it is set for: a new timer every turn
+    // costs a wake-up of the time driver per event. Armed too early (its
+    // event was answered meanwhile), it only makes a turn with nothing due.
+    let sleep = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(sleep);
+    let mut armed: Option<i64> = None;
 
     loop {
         while let Some(action) = session.poll_action() {
@@ -248,7 +270,7 @@ async fn run_stream(
                             // Building the future is user code too: it runs
                             // here, never on the I/O thread, and a panic in it
                             // is an answer like any other.
-                            let outcome = match guarded(|| handler.call(dispatch, task_cx)) {
+                            let outcome = match guarded(|| handler.call(*dispatch, task_cx)) {
                                 Ok(future) => CatchPanic { future }.await,
                                 Err(outcome) => outcome,
                             };
@@ -317,16 +339,14 @@ async fn run_stream(
 
         observer.end_of_turn(&session);
 
-        let timer = session.next_timer();
-        let sleep = async {
-            match timer {
-                Some(at) => {
-                    let wait = at.saturating_sub(now_ms()).max(0) as u64;
-                    tokio::time::sleep(Duration::from_millis(wait)).await
-                }
-                None => std::future::pending().await,
-            }
-        };
+        let mut due = false;
+        if let Some(at) = session.next_timer()
+            && armed.is_none_or(|armed| at < armed)
+        {
+            let wait = at.saturating_sub(now_ms()).max(0) as u64;
+            sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
+            armed = Some(at);
+        }
         tokio::select! {
             message = inbound.message() => {
                 let input = match message {
@@ -354,9 +374,14 @@ async fn run_stream(
                             session.handle(now_ms(), Input::WsSend { correlation_id, messages, timeout_ms });
                         }
                         Command::Completed { id, generation, outcome } => {
-                            if running.get(&id).is_some_and(|task| task.generation == generation) {
-                                running.remove(&id);
-                                session.handle(now_ms(), Input::Completed { id, outcome });
+                            match running.remove(&id) {
+                                Some(task) if task.generation == generation => {
+                                    session.handle(now_ms(), Input::Completed { id, outcome });
+                                }
+                                Some(task) => {
+                                    running.insert(id, task);
+                                }
+                                None => {}
                             }
                             // Otherwise the session answered for it already
                             // (and perhaps holds a new event with that id).
@@ -374,12 +399,17 @@ async fn run_stream(
                 tracing::info!("SIGINT: draining; a second signal stops at once");
                 session.handle(now_ms(), Input::Shutdown);
             }
-            _ = sleep => {}
+            _ = &mut sleep, if armed.is_some() => {
+                armed = None;
+                due = true;
+            }
         }
         // Timers are fired after every turn, whichever branch woke it, so a
         // busy stream cannot hold a deadline back.
-        if session.next_timer().is_some_and(|at| at <= now_ms()) {
-            session.handle(now_ms(), Input::Tick);
+        let now = now_ms();
+        if due || armed.is_some_and(|at| at <= now) {
+            armed = None;
+            session.handle(now, Input::Tick);
         }
     }
 }

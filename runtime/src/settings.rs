@@ -11,6 +11,7 @@
 //! | `CELERITY_HANDSHAKE_TIMEOUT_MS` | how long to wait, from connecting, for the event stream to open, for `RuntimeConfig`, and then for `ReadyAck` | `30000` |
 //! | `CELERITY_CANCEL_GRACE_MS` | how long a handler may run on after its deadline passes or a `Cancel` arrives, before it is dropped and answered for; below `5000` (the runtime reclaims the place itself after 5 s) | `1000` |
 //! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM or SIGINT | `10000` |
+//! | `CELERITY_IO_THREAD` | `true`: serve the event stream from a thread of its own, so that handlers blocking every worker thread cannot hold back frames, cancellations or deadlines; costs two thread hops per event | off |
 //! | `CELERITY_EXPOSE_STACK` | `true`: a panicking handler's stack trace goes in `HandlerError.stack`. Off by default, because the runtime shows `HandlerError` text to HTTP callers | off |
 
 use std::fmt;
@@ -79,6 +80,10 @@ pub struct Settings {
     /// `RuntimeConfig` and then for `ReadyAck`, before giving up with an
     /// error naming what did not come.
     pub handshake_timeout: Duration,
+    /// Whether the event stream is served from a thread of its own rather
+    /// than as a task on the application's runtime (see
+    /// [`crate::App::io_thread`]).
+    pub io_thread: bool,
     /// Whether a panic's stack trace is sent to the runtime.
     pub expose_stack: bool,
 }
@@ -158,6 +163,10 @@ impl Settings {
                 DEFAULT_HANDSHAKE_TIMEOUT_MS,
                 1,
             )?),
+            io_thread: match lookup("CELERITY_IO_THREAD") {
+                None => false,
+                Some(value) => parse_bool("CELERITY_IO_THREAD", &value)?,
+            },
             expose_stack: match lookup("CELERITY_EXPOSE_STACK") {
                 None => false,
                 Some(value) => parse_bool("CELERITY_EXPOSE_STACK", &value)?,
@@ -283,6 +292,9 @@ mod tests {
 
     #[test]
     fn the_stack_is_exposed_only_when_asked() {
+        assert!(!settings(&[]).unwrap().io_thread);
+        assert!(settings(&[("CELERITY_IO_THREAD", "true")]).unwrap().io_thread);
+        assert!(settings(&[("CELERITY_IO_THREAD", "often")]).is_err());
         assert!(settings(&[("CELERITY_EXPOSE_STACK", "true")]).unwrap().expose_stack);
         assert!(!settings(&[("CELERITY_EXPOSE_STACK", "false")]).unwrap().expose_stack);
         assert!(settings(&[("CELERITY_EXPOSE_STACK", "sometimes")]).is_err());

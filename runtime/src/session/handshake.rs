@@ -1,7 +1,7 @@
 //! Binding registered handlers to the blueprint's tags, and the report and
 //! `Ready` that follow from it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use celerity_proto::v1::{HandlerLimit, ProtocolVersion, Ready, RuntimeConfig};
@@ -57,7 +57,7 @@ impl fmt::Display for HandshakeReport {
 #[derive(Debug)]
 pub(crate) struct Binding {
     /// Tag → index into the registered handlers.
-    pub by_tag: HashMap<String, usize>,
+    pub by_tag: super::FastMap<String, usize>,
     /// Index → bound tag.
     pub tags: Vec<String>,
     pub report: HandshakeReport,
@@ -85,7 +85,7 @@ pub(crate) fn bind(handlers: &[HandlerSpec], config: &RuntimeConfig) -> Result<B
         tags.push(tag);
     }
 
-    let mut by_tag: HashMap<String, usize> = HashMap::with_capacity(tags.len());
+    let mut by_tag: super::FastMap<String, usize> = super::FastMap::with_capacity_and_hasher(tags.len(), Default::default());
     for (index, tag) in tags.iter().enumerate() {
         if let Some(&first) = by_tag.get(tag) {
             return Err(SessionError::DuplicateTag {

@@ -7,7 +7,7 @@
 //! nothing.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use celerity_proto::v1::WsSendAck;
 
@@ -35,7 +35,7 @@ pub enum WsOutcome {
 /// The sends awaiting acknowledgement, with their deadlines.
 #[derive(Debug, Default)]
 pub(crate) struct PendingSends {
-    deadlines: HashMap<String, i64>,
+    deadlines: super::FastMap<String, i64>,
     /// Deadlines in order. An entry whose send was acknowledged stays until
     /// it comes due or the heap is compacted; it is told apart because the
     /// map no longer holds that deadline for the id.
