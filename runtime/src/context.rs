@@ -23,8 +23,8 @@ pub struct Context {
 }
 
 struct Inner {
-    id: String,
-    tag: String,
+    id: Arc<str>,
+    tag: Arc<str>,
     handler_name: &'static str,
     deadline: Option<SystemTime>,
     cancel: CancellationToken,
@@ -44,12 +44,26 @@ impl Context {
         state: Arc<StateMap>,
         app: AppHandle,
     ) -> Self {
+        Self::build(id.into(), tag.into(), handler_name, deadline_unix_ms, trace_context, state, Some(app))
+    }
+
+    /// [`Context::new`] with the id and tag already shared, as the driver
+    /// holds them: no copy of either per event.
+    pub(crate) fn for_event(
+        id: Arc<str>,
+        tag: Arc<str>,
+        handler_name: &'static str,
+        deadline_unix_ms: i64,
+        trace_context: HashMap<String, String>,
+        state: Arc<StateMap>,
+        app: AppHandle,
+    ) -> Self {
         Self::build(id, tag, handler_name, deadline_unix_ms, trace_context, state, Some(app))
     }
 
     fn build(
-        id: String,
-        tag: String,
+        id: Arc<str>,
+        tag: Arc<str>,
         handler_name: &'static str,
         deadline_unix_ms: i64,
         trace_context: HashMap<String, String>,
@@ -75,7 +89,7 @@ impl Context {
     /// A context for calling a handler directly, outside any runtime: no
     /// deadline, not cancelled, no state.
     pub fn detached(tag: impl Into<String>) -> Self {
-        Context::build(String::new(), tag.into(), "", 0, HashMap::new(), Arc::new(StateMap::default()), None)
+        Context::build(Arc::from(""), Arc::from(tag.into()), "", 0, HashMap::new(), Arc::new(StateMap::default()), None)
     }
 
     /// The dispatch id the runtime gave this event.

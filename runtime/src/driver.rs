@@ -102,7 +102,7 @@ pub(crate) enum Command {
     },
     /// A handler task finished.
     Completed {
-        id: String,
+        id: Arc<str>,
         /// Which task for that id (see [`Running::generation`]).
         generation: u64,
         outcome: Outcome,
@@ -219,7 +219,8 @@ async fn run_stream(
 
     let mut out = Some(out_tx);
     let mut closed_our_half = false;
-    let mut running: FastMap<String, Running> = FastMap::default();
+    let mut running: FastMap<Arc<str>, Running> = FastMap::default();
+    let mut tags: Vec<Option<Arc<str>>> = vec![None; served.registrations.len()];
     let mut generation: u64 = 0;
     let done_tx = served.handle.commands();
     // Senders waiting for their WsSendAck, by correlation id. Dropped with
@@ -246,14 +247,16 @@ async fn run_stream(
                         }
                     }
                 }
-                Action::Start { handler, dispatch } => {
+                Action::Start { handler, id, dispatch } => {
                     generation += 1;
-                    let id = dispatch.id.clone();
                     let registration = &served.registrations[handler];
                     let span = observer.start(handler, registration, &dispatch);
-                    let cx = Context::new(
-                        id.clone(),
-                        dispatch.handler_tag.clone(),
+                    // A dispatch's tag is always its handler's bound tag: one
+                    // copy per handler, shared by every context.
+                    let tag = tags[handler].get_or_insert_with(|| Arc::from(dispatch.handler_tag.as_str())).clone();
+                    let cx = Context::for_event(
+                        Arc::clone(&id),
+                        tag,
                         registration.origin.function,
                         dispatch.deadline_unix_ms,
                         dispatch.trace_context.clone(),
@@ -263,7 +266,7 @@ async fn run_stream(
                     let handler = Arc::clone(&registration.handler);
                     let task_cx = cx.clone();
                     let done = done_tx.clone();
-                    let task_id = id.clone();
+                    let task_id = Arc::clone(&id);
                     let task_generation = generation;
                     let task = served.app.spawn(
                         async move {
@@ -281,12 +284,12 @@ async fn run_stream(
                     running.insert(id, Running { generation, abort: task.abort_handle(), cx });
                 }
                 Action::Cancel { id, reason } => {
-                    if let Some(task) = running.get(&id) {
+                    if let Some(task) = running.get(id.as_str()) {
                         task.cx.cancel(reason);
                     }
                 }
                 Action::Abandon { id } => {
-                    if let Some(task) = running.remove(&id) {
+                    if let Some(task) = running.remove(id.as_str()) {
                         task.abort.abort();
                     }
                 }

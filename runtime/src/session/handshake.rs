@@ -85,7 +85,8 @@ pub(crate) fn bind(handlers: &[HandlerSpec], config: &RuntimeConfig) -> Result<B
         tags.push(tag);
     }
 
-    let mut by_tag: super::FastMap<String, usize> = super::FastMap::with_capacity_and_hasher(tags.len(), Default::default());
+    let mut by_tag: super::FastMap<String, usize> =
+        super::FastMap::with_capacity_and_hasher(tags.len(), Default::default());
     for (index, tag) in tags.iter().enumerate() {
         if let Some(&first) = by_tag.get(tag) {
             return Err(SessionError::DuplicateTag {

@@ -23,13 +23,8 @@ mod ws;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-
-/// The maps keyed by event ids and tags, looked up several times per event.
-/// foldhash rather than SipHash: it is several times faster on short
-/// strings and still seeded per process, so ids chosen by the runtime
-/// cannot be aimed at one bucket without knowing the seed.
-pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::fmt;
+use std::sync::Arc;
 
 use celerity_proto::v1::{
     self as pb, CreditGrant, Dispatch, Draining, HandlerMessage, RuntimeMessage, handler_message, result::Outcome,
@@ -43,6 +38,12 @@ pub use ws::WsOutcome;
 use prost::Message as _;
 
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
+
+/// The maps keyed by event ids and tags, looked up several times per event.
+/// foldhash rather than SipHash: it is several times faster on short
+/// strings and still seeded per process, so ids chosen by the runtime
+/// cannot be aimed at one bucket without knowing the seed.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How a handler is bound to the blueprint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -236,8 +237,8 @@ pub enum Input {
     Frame(RuntimeMessage),
     /// A handler finished, with the outcome to send.
     Completed {
-        /// The dispatch id.
-        id: String,
+        /// The dispatch id, as [`Action::Start`] gave it.
+        id: Arc<str>,
         /// What the handler produced.
         outcome: Outcome,
     },
@@ -284,6 +285,9 @@ pub enum Action {
     Start {
         /// Index of the handler.
         handler: usize,
+        /// The dispatch's id, shared with the session's own tables: cheaper
+        /// to keep than a copy of `dispatch.id`.
+        id: Arc<str>,
         /// The event. Boxed: actions are moved several times on their way
         /// to a handler's task, and a `Dispatch` is 400 bytes.
         dispatch: Box<Dispatch>,
@@ -511,10 +515,10 @@ pub struct Session {
     started_at: i64,
     /// Tag → handler index, set at the handshake.
     by_tag: FastMap<String, usize>,
-    in_flight: FastMap<String, InFlight>,
+    in_flight: FastMap<Arc<str>, InFlight>,
     in_flight_per_handler: Vec<u32>,
     credit: Credit,
-    timers: BinaryHeap<Reverse<(i64, String)>>,
+    timers: BinaryHeap<Reverse<(i64, Arc<str>)>>,
     actions: VecDeque<Action>,
     /// A `CreditGrant` asked for before the runtime accepted `Ready`; sent
     /// once it has (nothing but `Ready` may go before `ReadyAck`).
@@ -843,7 +847,7 @@ impl Session {
         if dispatch.id.len() > MAX_ID_BYTES {
             return self.unanswerable(&dispatch, "its id is longer than any answer may carry");
         }
-        if self.in_flight.contains_key(&dispatch.id) {
+        if self.in_flight.contains_key(dispatch.id.as_str()) {
             // A second answer for the id would be taken as the first one's.
             return self.unanswerable(&dispatch, "its id is still in flight");
         }
@@ -887,21 +891,24 @@ impl Session {
 
         let deadline = dispatch.deadline_unix_ms.max(0);
         let timer = (deadline > 0).then_some(deadline);
+        // One allocation for the id, shared by the table, the timer and the
+        // driver, instead of a copy for each.
+        let id: Arc<str> = Arc::from(dispatch.id.as_str());
         if let Some(at) = timer {
-            self.timers.push(Reverse((at, dispatch.id.clone())));
+            self.timers.push(Reverse((at, Arc::clone(&id))));
         }
-        self.in_flight.insert(dispatch.id.clone(), InFlight { handler, deadline, cancelled: None, timer });
+        self.in_flight.insert(Arc::clone(&id), InFlight { handler, deadline, cancelled: None, timer });
         self.in_flight_per_handler[handler] += 1;
-        self.actions.push_back(Action::Start { handler, dispatch: Box::new(dispatch) });
+        self.actions.push_back(Action::Start { handler, id, dispatch: Box::new(dispatch) });
         // A deadline already passed fires at once rather than on the next tick.
         if timer.is_some_and(|at| at <= now) {
             self.on_tick(now);
         }
     }
 
-    fn on_completed(&mut self, _now: i64, id: String, outcome: Outcome) {
+    fn on_completed(&mut self, _now: i64, id: Arc<str>, outcome: Outcome) {
         if self.in_flight.contains_key(&id) {
-            self.answer(id, outcome);
+            self.answer(id.to_string(), outcome);
             self.after_answers();
         }
         // Otherwise the session already answered for it (deadline or
@@ -910,8 +917,15 @@ impl Session {
 
     fn on_cancel(&mut self, now: i64, id: &str, reason: CancelReason) {
         let grace = self.config.cancel_grace_ms as i64;
-        let Some(event) = self.in_flight.get_mut(id) else {
+        let Some((key, event)) = self.in_flight.get_key_value(id) else {
             // Crossed with our result on the wire: nothing to do.
+            return;
+        };
+        if event.cancelled.is_some() {
+            return;
+        }
+        let key = Arc::clone(key);
+        let Some(event) = self.in_flight.get_mut(id) else {
             return;
         };
         if event.cancelled.is_some() {
@@ -920,7 +934,7 @@ impl Session {
         event.cancelled = Some(reason);
         let abandon_at = now.saturating_add(grace);
         event.timer = Some(abandon_at);
-        self.timers.push(Reverse((abandon_at, id.to_string())));
+        self.timers.push(Reverse((abandon_at, key)));
         self.actions.push_back(Action::Cancel { id: id.to_string(), reason });
     }
 
@@ -960,10 +974,11 @@ impl Session {
                     event.cancelled = Some(CancelReason::DeadlineExceeded);
                     let abandon_at = event.deadline.saturating_add(grace).max(now);
                     event.timer = Some(abandon_at);
-                    self.timers.push(Reverse((abandon_at, id.clone())));
-                    self.actions.push_back(Action::Cancel { id, reason: CancelReason::DeadlineExceeded });
+                    self.timers.push(Reverse((abandon_at, Arc::clone(&id))));
+                    self.actions
+                        .push_back(Action::Cancel { id: id.to_string(), reason: CancelReason::DeadlineExceeded });
                 }
-                Some(reason) => self.abandon(id, reason, "did not finish"),
+                Some(reason) => self.abandon(&id, reason, "did not finish"),
             }
         }
         if let Phase::Drained { deadline } | Phase::Draining { deadline, .. } = self.phase {
@@ -971,7 +986,7 @@ impl Session {
                 // One grace before the deadline: what is still held is told
                 // to stop, so a handler that honours it answers for itself
                 // in time. Dropped at the deadline, not before.
-                let mut ids: Vec<String> =
+                let mut ids: Vec<Arc<str>> =
                     self.in_flight.iter().filter(|(_, e)| e.cancelled.is_none()).map(|(id, _)| id.clone()).collect();
                 ids.sort();
                 for id in ids {
@@ -979,13 +994,13 @@ impl Session {
                         event.cancelled = Some(CancelReason::Shutdown);
                         event.timer = None;
                     }
-                    self.actions.push_back(Action::Cancel { id, reason: CancelReason::Shutdown });
+                    self.actions.push_back(Action::Cancel { id: id.to_string(), reason: CancelReason::Shutdown });
                 }
             }
             if now >= deadline {
-                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+                let ids: Vec<Arc<str>> = self.in_flight.keys().cloned().collect();
                 for id in ids {
-                    self.abandon(id, CancelReason::Shutdown, "was still running at the drain deadline");
+                    self.abandon(&id, CancelReason::Shutdown, "was still running at the drain deadline");
                 }
             }
         }
@@ -999,21 +1014,21 @@ impl Session {
 
     /// Answers for a handler that will not: fires its cancellation if that
     /// has not happened, drops its future, and sends the error.
-    fn abandon(&mut self, id: String, reason: CancelReason, what: &str) {
-        let Some(event) = self.in_flight.get(&id) else {
+    fn abandon(&mut self, id: &str, reason: CancelReason, what: &str) {
+        let Some(event) = self.in_flight.get(id) else {
             return;
         };
         if event.cancelled.is_none() {
-            self.actions.push_back(Action::Cancel { id: id.clone(), reason });
+            self.actions.push_back(Action::Cancel { id: id.to_string(), reason });
         }
-        self.actions.push_back(Action::Abandon { id: id.clone() });
+        self.actions.push_back(Action::Abandon { id: id.to_string() });
         let message = match reason {
             CancelReason::DeadlineExceeded => format!("the handler ran past its deadline and {what}"),
             other => format!("the handler was cancelled ({other}) and {what}"),
         };
         let outcome =
             Outcome::Error(pb::HandlerError { message, r#type: reason.error_type().to_string(), stack: String::new() });
-        self.answer(id, outcome);
+        self.answer(id.to_string(), outcome);
     }
 
     fn on_drain(&mut self, now: i64, deadline: i64) {
@@ -1053,9 +1068,9 @@ impl Session {
             }
             _ => {
                 // A second signal: stop now, answering for what is held.
-                let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+                let ids: Vec<Arc<str>> = self.in_flight.keys().cloned().collect();
                 for id in ids {
-                    self.abandon(id, CancelReason::Shutdown, "the process was interrupted");
+                    self.abandon(&id, CancelReason::Shutdown, "the process was interrupted");
                 }
                 self.phase = Phase::Closed;
                 self.timers.clear();
@@ -1107,12 +1122,12 @@ impl Session {
             Phase::AwaitingAck => Some("ReadyAck"),
             _ => None,
         };
-        let ids: Vec<String> = self.in_flight.keys().cloned().collect();
+        let ids: Vec<Arc<str>> = self.in_flight.keys().cloned().collect();
         let lost = ids.len();
         for id in ids {
             // Nothing can be sent any more: cancel and drop, no answer.
-            self.actions.push_back(Action::Cancel { id: id.clone(), reason: CancelReason::Shutdown });
-            self.actions.push_back(Action::Abandon { id: id.clone() });
+            self.actions.push_back(Action::Cancel { id: id.to_string(), reason: CancelReason::Shutdown });
+            self.actions.push_back(Action::Abandon { id: id.to_string() });
             self.forget(&id);
         }
         let result = match (expected, self.phase) {

@@ -69,7 +69,7 @@ fn ok_outcome() -> Outcome {
 }
 
 fn completed(id: &str) -> Input {
-    Input::Completed { id: id.to_string(), outcome: ok_outcome() }
+    Input::Completed { id: id.into(), outcome: ok_outcome() }
 }
 
 fn drain(session: &mut Session) -> Vec<Action> {

@@ -514,7 +514,7 @@ impl Harness {
                 let id = self.started[pick % self.started.len()].clone();
                 let outcome = kind.outcome(&id);
                 let was_running = self.running.contains(&id) && !self.closed;
-                self.session.handle(self.now, Input::Completed { id: id.clone(), outcome: outcome.clone() });
+                self.session.handle(self.now, Input::Completed { id: id.as_str().into(), outcome: outcome.clone() });
                 let actions = self.actions();
                 if was_running {
                     let answer = results(&actions).into_iter().find(|r| r.id == id);
