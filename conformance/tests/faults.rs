@@ -56,7 +56,7 @@ fn spawn_app(socket: &Path, env: &[(&str, &str)]) -> HandlerProcess {
         .env("RUST_BACKTRACE", "0")
         .env("CELERITY_HANDLER_CONCURRENCY", "4")
         .env("CELERITY_CANCEL_GRACE_MS", common::GRACE_MS)
-        .env_remove("CELERITY_EXPOSE_STACK");
+        .env_remove("CELERITY_EXPOSE_PANICS");
     for (key, value) in env {
         command = command.env(key, value);
     }

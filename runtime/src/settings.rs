@@ -12,7 +12,7 @@
 //! | `CELERITY_CANCEL_GRACE_MS` | how long a handler may run on after its deadline passes or a `Cancel` arrives, before it is dropped and answered for; below `5000` (the runtime reclaims the place itself after 5 s) | `1000` |
 //! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM or SIGINT | `10000` |
 //! | `CELERITY_IO_THREAD` | `true`: serve the event stream from a thread of its own, so that handlers blocking every worker thread cannot hold back frames, cancellations or deadlines; costs two thread hops per event | off |
-//! | `CELERITY_EXPOSE_STACK` | `true`: a panicking handler's stack trace goes in `HandlerError.stack`. Off by default, because the runtime shows `HandlerError` text to HTTP callers | off |
+//! | `CELERITY_EXPOSE_PANICS` | `true`: a panicking handler's message goes in `HandlerError.message` and its stack trace in `HandlerError.stack`, and a consumer record that panicked fails with `panicked: <message>`. Off by default, because the runtime shows `HandlerError` text to HTTP callers: the answer is then `the handler panicked` (a record's failure `panicked`), and the message is only logged | off |
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -84,8 +84,9 @@ pub struct Settings {
     /// than as a task on the application's runtime (see
     /// [`crate::App::io_thread`]).
     pub io_thread: bool,
-    /// Whether a panic's stack trace is sent to the runtime.
-    pub expose_stack: bool,
+    /// Whether a panic's message and stack trace are sent to the runtime
+    /// (otherwise a fixed text is, and the message is only logged).
+    pub expose_panics: bool,
 }
 
 /// A setting in the environment that cannot be used.
@@ -167,9 +168,9 @@ impl Settings {
                 None => false,
                 Some(value) => parse_bool("CELERITY_IO_THREAD", &value)?,
             },
-            expose_stack: match lookup("CELERITY_EXPOSE_STACK") {
+            expose_panics: match lookup("CELERITY_EXPOSE_PANICS") {
                 None => false,
-                Some(value) => parse_bool("CELERITY_EXPOSE_STACK", &value)?,
+                Some(value) => parse_bool("CELERITY_EXPOSE_PANICS", &value)?,
             },
         })
     }
@@ -253,7 +254,7 @@ mod tests {
         assert_eq!(s.cancel_grace, Duration::from_secs(1));
         assert_eq!(s.shutdown_grace, Duration::from_secs(10));
         assert_eq!(s.handshake_timeout, Duration::from_secs(30));
-        assert!(!s.expose_stack);
+        assert!(!s.expose_panics);
     }
 
     #[test]
@@ -295,9 +296,14 @@ mod tests {
         assert!(!settings(&[]).unwrap().io_thread);
         assert!(settings(&[("CELERITY_IO_THREAD", "true")]).unwrap().io_thread);
         assert!(settings(&[("CELERITY_IO_THREAD", "often")]).is_err());
-        assert!(settings(&[("CELERITY_EXPOSE_STACK", "true")]).unwrap().expose_stack);
-        assert!(!settings(&[("CELERITY_EXPOSE_STACK", "false")]).unwrap().expose_stack);
-        assert!(settings(&[("CELERITY_EXPOSE_STACK", "sometimes")]).is_err());
+        assert!(settings(&[("CELERITY_EXPOSE_PANICS", "true")]).unwrap().expose_panics);
+        assert!(!settings(&[("CELERITY_EXPOSE_PANICS", "false")]).unwrap().expose_panics);
+        assert_eq!(
+            settings(&[("CELERITY_EXPOSE_PANICS", "sometimes")]).unwrap_err().variable,
+            "CELERITY_EXPOSE_PANICS"
+        );
+        // The old name is not read any more.
+        assert!(!settings(&[("CELERITY_EXPOSE_STACK", "true")]).unwrap().expose_panics);
     }
 
     #[test]

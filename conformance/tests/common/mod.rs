@@ -38,7 +38,7 @@ pub async fn start(env: &[(&str, &str)]) -> Served {
         .env("CELERITY_HANDLER_CONCURRENCY", "4")
         .env("CELERITY_CANCEL_GRACE_MS", GRACE_MS)
         .env("CELERITY_SHUTDOWN_GRACE_MS", "10000")
-        .env_remove("CELERITY_EXPOSE_STACK");
+        .env_remove("CELERITY_EXPOSE_PANICS");
     for (key, value) in env {
         command = command.env(key, value);
     }

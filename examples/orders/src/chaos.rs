@@ -7,7 +7,9 @@
 //! an order id a WebSocket client subscribes to. The SDK turns each panic
 //! into its kind's answer (a `HandlerError` of type `panic`, or for a record
 //! of a per-record consumer, that record alone failed), and the process
-//! keeps serving.
+//! keeps serving. The panic's message is logged, and goes to the runtime
+//! only with `CELERITY_EXPOSE_PANICS=true`: otherwise the answer says `the
+//! handler panicked` (a record's failure, `panicked`).
 
 use std::sync::OnceLock;
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Service, batch, event, failed_ids, failure_of, handler_error, http, json};
+use common::{PANICKED, Service, batch, event, failed_ids, failure_of, handler_error, http, json};
 use serde_json::json;
 
 fn order_event(id: &str, kind: &str) -> String {
@@ -112,8 +112,19 @@ async fn a_record_that_panics_fails_alone() {
         .await;
     let outcome = batch(&result);
     assert_eq!(failed_ids(outcome), ["m-1", "m-3"], "{outcome:?}");
-    assert_eq!(failure_of(outcome, "m-1"), "panicked: chaos: process_order_event was asked to panic");
+    assert_eq!(failure_of(outcome, "m-1"), "panicked", "the panic's message stays in the process's log");
+    service.expect_log("chaos: process_order_event was asked to panic").await;
     assert_eq!(status_of(&service, &id).await, "paid");
+    service.finish().await;
+}
+
+#[tokio::test]
+async fn with_the_opt_in_a_record_that_panics_is_failed_with_the_panics_message() {
+    let service = Service::start_with(&[("ORDERS_CHAOS", "1"), ("CELERITY_EXPOSE_PANICS", "true")]).await;
+    let result = service.call(order_events().record("m-1", order_event("chaos:panic", "paid"))).await;
+    let outcome = batch(&result);
+    assert_eq!(failed_ids(outcome), ["m-1"], "{outcome:?}");
+    assert_eq!(failure_of(outcome, "m-1"), "panicked: chaos: process_order_event was asked to panic");
     service.finish().await;
 }
 
@@ -181,7 +192,7 @@ async fn a_batch_handler_that_panics_is_a_handler_error() {
         .await;
     let error = handler_error(&result);
     assert_eq!(error.r#type, "panic");
-    assert!(error.message.contains("audit_orders was asked to panic"), "{error:?}");
+    assert_eq!(error.message, PANICKED, "the panic's message stays in the process's log");
 
     // Still serving.
     let result = service.call(audit_records().record("a-3", audit_record("billing", "invoice.sent", "ord-8"))).await;

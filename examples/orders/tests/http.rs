@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Service, event, handler_error, http, json, text};
+use common::{PANICKED, Service, event, handler_error, http, json, text};
 use serde_json::json;
 
 fn get(path: &str, route: &str) -> event::HttpEvent {
@@ -219,10 +219,22 @@ async fn a_panic_is_a_handler_error_and_serving_goes_on() {
     let result = service.get_order("chaos:panic").await;
     let error = handler_error(&result);
     assert_eq!(error.r#type, "panic");
-    assert!(error.message.contains("chaos: get_order was asked to panic"), "{error:?}");
+    assert_eq!((error.message.as_str(), error.stack.as_str()), (PANICKED, ""), "{error:?}");
+    service.expect_log("chaos: get_order was asked to panic").await;
 
     let id = service.create_order("Ada", &[("latte", 1)], &[]).await;
     assert_eq!(http(&service.get_order(&id).await).status, 200);
+    service.finish().await;
+}
+
+#[tokio::test]
+async fn with_the_opt_in_a_panics_message_and_stack_go_to_the_runtime() {
+    let service = Service::start_with(&[("ORDERS_CHAOS", "1"), ("CELERITY_EXPOSE_PANICS", "true")]).await;
+    let result = service.get_order("chaos:panic").await;
+    let error = handler_error(&result);
+    assert_eq!(error.r#type, "panic");
+    assert_eq!(error.message, "chaos: get_order was asked to panic");
+    assert!(error.stack.contains("orders::chaos::strike"), "the stack names where it panicked:\n{}", error.stack);
     service.finish().await;
 }
 

@@ -27,9 +27,10 @@
 //!   with, with the error's message; the others succeed;
 //! - a record whose body does not decode as `T` fails alone, named with the
 //!   decoding error and the path of the field that does not fit;
-//! - a record whose handler panicked fails alone, with `panicked: <message>`,
-//!   and the rest of the batch still runs: one bad record must not send the
-//!   whole batch back to be delivered again;
+//! - a record whose handler panicked fails alone, with `panicked` (the
+//!   panic's message is logged; with `CELERITY_EXPOSE_PANICS=true` the
+//!   failure is `panicked: <message>`), and the rest of the batch still runs:
+//!   one bad record must not send the whole batch back to be delivered again;
 //! - once the event is cancelled or its deadline has passed, no further
 //!   record is started, and each record not run is named with
 //!   `not processed: cancelled (<reason>)`;
@@ -91,6 +92,7 @@
 mod batch;
 mod record;
 
+use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -104,6 +106,7 @@ use tokio::task::JoinSet;
 use crate::context::{Context, State};
 use crate::error::Error;
 use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
+use crate::panics;
 use crate::registry::HandlerKind;
 
 pub use batch::{Batch, BatchInfo, BatchOutcome};
@@ -358,10 +361,44 @@ where
 enum Ran {
     Succeeded,
     Failed(String),
+    /// The handler panicked: the payload, made into the record's failure by
+    /// [`answer`] (where what may go on the wire is decided).
+    Panicked(Box<dyn Any + Send>),
+}
+
+/// The ids of a batch's records, copied into one buffer before the records
+/// go to the handler (which takes each one whole): a failure is named by its
+/// record's id, and one buffer per batch costs less than a `String` per
+/// record, most of which never fail.
+struct Ids {
+    text: String,
+    /// Where each record's id ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Ids {
+    fn of(records: &[RawRecord]) -> Self {
+        let mut text = String::with_capacity(records.iter().map(|record| record.message_id.len()).sum());
+        let ends = records
+            .iter()
+            .map(|record| {
+                text.push_str(&record.message_id);
+                text.len()
+            })
+            .collect();
+        Ids { text, ends }
+    }
+
+    /// The id of the record at `index`.
+    fn get(&self, index: usize) -> &str {
+        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.text[start..self.ends[index]]
+    }
 }
 
 /// Runs the handler for every record of `batch`, at most `concurrency` at
-/// once, and builds the batch's answer.
+/// once, and builds the batch's answer, naming the records that failed or
+/// did not run in the batch's order.
 async fn run_records<F, Fut>(f: Arc<F>, batch: Batch, cx: Context, concurrency: usize) -> Outcome
 where
     F: Fn(RawRecord, Context) -> Fut + Send + Sync + 'static,
@@ -369,53 +406,103 @@ where
 {
     let mut outcome = batch.outcome();
     let records = batch.into_records();
-    let ids: Vec<String> = records.iter().map(|record| record.message_id.clone()).collect();
-    let mut ran: Vec<Option<Ran>> = std::iter::repeat_with(|| None).take(records.len()).collect();
+    let ids = Ids::of(&records);
+    let deadline = cx.deadline();
     let mut pending = records.into_iter().enumerate();
 
     if concurrency <= 1 {
-        while stop_reason(&cx).is_none() {
+        // One at a time, in order: each record is answered for as it ends,
+        // which is the batch's order; the ones not run come last, each named
+        // with its own id (they never reached the handler).
+        while !must_stop(&cx, deadline) {
             let Some((index, record)) = pending.next() else { break };
-            ran[index] = Some(run_one(Arc::clone(&f), record, cx.clone()).await);
+            let ran = run_one(Arc::clone(&f), record, cx.clone()).await;
+            answer(&mut outcome, &ids, index, ran);
         }
-    } else {
-        let mut running = JoinSet::new();
-        let mut tasks = std::collections::HashMap::new();
-        loop {
-            while running.len() < concurrency && stop_reason(&cx).is_none() {
-                let Some((index, record)) = pending.next() else { break };
-                let task = running.spawn(run_one(Arc::clone(&f), record, cx.clone()));
-                tasks.insert(task.id(), index);
-            }
-            match running.join_next_with_id().await {
-                Some(Ok((id, result))) => {
-                    if let Some(index) = tasks.remove(&id) {
-                        ran[index] = Some(result);
-                    }
-                }
-                // `run_one` catches panics and nothing aborts these tasks, so
-                // this is not expected; the record still fails, by name.
-                Some(Err(error)) => {
-                    if let Some(index) = tasks.remove(&error.id()) {
-                        ran[index] = Some(Ran::Failed(format!("the record's task failed: {error}")));
-                    }
-                }
-                None => break,
+        let mut not_run = pending.peekable();
+        if not_run.peek().is_some() {
+            let message = not_processed(&cx);
+            for (_, record) in not_run {
+                outcome.fail_id(&record.message_id, message.clone());
             }
         }
+        return outcome.into_outcome();
     }
 
-    let not_run = stop_reason(&cx)
-        .map_or_else(|| "not processed".to_string(), |reason| format!("not processed: cancelled ({reason})"));
-    for (id, ran) in ids.iter().zip(ran) {
+    let mut ran: Vec<Option<Ran>> = std::iter::repeat_with(|| None).take(ids.ends.len()).collect();
+    let mut running = JoinSet::new();
+    let mut tasks = std::collections::HashMap::new();
+    loop {
+        while running.len() < concurrency && !must_stop(&cx, deadline) {
+            let Some((index, record)) = pending.next() else { break };
+            let task = running.spawn(run_one(Arc::clone(&f), record, cx.clone()));
+            tasks.insert(task.id(), index);
+        }
+        match running.join_next_with_id().await {
+            Some(Ok((id, result))) => {
+                if let Some(index) = tasks.remove(&id) {
+                    ran[index] = Some(result);
+                }
+            }
+            // `run_one` catches panics and nothing aborts these tasks, so
+            // this is not expected; the record still fails, by name.
+            Some(Err(error)) => {
+                if let Some(index) = tasks.remove(&error.id()) {
+                    ran[index] = Some(Ran::Failed(format!("the record's task failed: {error}")));
+                }
+            }
+            None => break,
+        }
+    }
+    // Records finish in any order; they are named in the batch's.
+    let mut not_run = None;
+    for (index, ran) in ran.into_iter().enumerate() {
         match ran {
-            Some(Ran::Succeeded) => {}
-            Some(Ran::Failed(message)) => outcome.fail_id(id, message),
-            None => outcome.fail_id(id, not_run.clone()),
+            Some(ran) => answer(&mut outcome, &ids, index, ran),
+            None => {
+                let message = not_run.get_or_insert_with(|| not_processed(&cx)).clone();
+                outcome.fail_id(ids.get(index), message);
+            }
         }
     }
     outcome.into_outcome()
 }
+
+/// The failure of a record that was not run.
+fn not_processed(cx: &Context) -> String {
+    stop_reason(cx).map_or_else(|| "not processed".to_string(), |reason| format!("not processed: cancelled ({reason})"))
+}
+
+/// Answers for the record at `index`, which ran: a failure is named by the
+/// record's id (looked up only then).
+fn answer(outcome: &mut BatchOutcome, ids: &Ids, index: usize, ran: Ran) {
+    match ran {
+        Ran::Succeeded => {}
+        Ran::Failed(message) => outcome.fail_id(ids.get(index), message),
+        Ran::Panicked(panic) => {
+            let id = ids.get(index);
+            // Logged here, beside the record's id; the panic hook printed it
+            // already, without saying which record. Its message goes on the
+            // wire only with `CELERITY_EXPOSE_PANICS`, since a failure's text
+            // may be shown where the batch's results are.
+            let text = panics::payload_text(panic.as_ref()).unwrap_or("(a payload that is not text)");
+            tracing::error!(
+                message_id = id,
+                panic = text,
+                "a consumer handler panicked; the record is reported failed"
+            );
+            let message = match panics::panic_text(panic.as_ref()) {
+                Some(text) => format!("{PANICKED}: {text}"),
+                None => PANICKED.to_string(),
+            };
+            outcome.fail_id(id, message);
+        }
+    }
+}
+
+/// The failure of a record whose handler panicked; with
+/// `CELERITY_EXPOSE_PANICS`, followed by `: <the panic's message>`.
+const PANICKED: &str = "panicked";
 
 /// Runs the handler for one record, a panic included.
 async fn run_one<F, Fut>(f: Arc<F>, record: RawRecord, cx: Context) -> Ran
@@ -428,18 +515,15 @@ where
     match AssertUnwindSafe(async move { f(record, cx).await }).catch_unwind().await {
         Ok(Ok(())) => Ran::Succeeded,
         Ok(Err(error)) => Ran::Failed(error.message().to_string()),
-        Err(panic) => Ran::Failed(format!("panicked: {}", panic_message(panic.as_ref()))),
+        Err(panic) => Ran::Panicked(panic),
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    if let Some(text) = panic.downcast_ref::<&str>() {
-        text
-    } else if let Some(text) = panic.downcast_ref::<String>() {
-        text
-    } else {
-        "the handler panicked"
-    }
+/// Whether no further record may start: the event was cancelled, or its
+/// `deadline` (read from `cx` once per batch) has passed. Checked before
+/// every record, so the clock is read only when there is a deadline.
+fn must_stop(cx: &Context, deadline: Option<SystemTime>) -> bool {
+    cx.is_cancelled() || deadline.is_some_and(|deadline| SystemTime::now() >= deadline)
 }
 
 /// Why no further record may start: the event was cancelled, or its

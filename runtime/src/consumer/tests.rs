@@ -180,10 +180,21 @@ async fn a_panic_fails_that_record_alone_and_the_rest_still_run() {
             }
         }
     };
-    let result = per_record(handler, orders(4)).await;
+    let result = per_record(handler.clone(), orders(4)).await;
+    assert_eq!(failed_ids(&result), ["m-2"]);
+    assert_eq!(failure(&result, "m-2"), "panicked", "the message goes on the wire only when opted in");
+    assert_eq!(ran.load(Ordering::SeqCst), 4);
+    let result = exposed(per_record(handler, orders(4))).await;
     assert_eq!(failed_ids(&result), ["m-2"]);
     assert_eq!(failure(&result, "m-2"), "panicked: order 2 broke the handler");
-    assert_eq!(ran.load(Ordering::SeqCst), 4);
+    assert_eq!(ran.load(Ordering::SeqCst), 8);
+}
+
+/// Runs `future` as with `CELERITY_EXPOSE_PANICS=true`, without touching the
+/// process's setting (tests run in parallel).
+async fn exposed<T>(future: impl Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| crate::panics::exposing(true, || future.as_mut().poll(cx))).await
 }
 
 #[tokio::test]
@@ -192,7 +203,18 @@ async fn a_panic_with_a_static_message_is_named_too() {
         panic!("static");
     }
     let result = per_record(handler, orders(1)).await;
+    assert_eq!(failure(&result, "m-1"), "panicked");
+    let result = exposed(per_record(handler, orders(1))).await;
     assert_eq!(failure(&result, "m-1"), "panicked: static");
+}
+
+#[tokio::test]
+async fn a_panic_with_a_payload_that_is_not_text_fails_the_record_with_the_fixed_text() {
+    async fn handler() {
+        std::panic::panic_any(42u8);
+    }
+    assert_eq!(failure(&per_record(handler, orders(1)).await, "m-1"), "panicked");
+    assert_eq!(failure(&exposed(per_record(handler, orders(1))).await, "m-1"), "panicked");
 }
 
 #[tokio::test]
@@ -329,8 +351,17 @@ async fn concurrent_records_still_name_the_right_ids() {
     let result = result(outcome);
     assert_eq!(failed_ids(&result), ["m-2", "m-6", "m-9", "m-11"], "named in the batch's order");
     assert_eq!(failure(&result, "m-9"), "failed 9");
-    assert_eq!(failure(&result, "m-6"), "panicked: six");
+    assert_eq!(failure(&result, "m-6"), "panicked");
     assert_eq!(most.load(Ordering::SeqCst), 4, "up to the limit at once, never more");
+}
+
+#[tokio::test]
+async fn a_panic_on_a_records_own_task_is_named_as_opted_in() {
+    let handler = tracked(&[2], Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let outcome = exposed(call(ConsumerHandler::into_handler(handler, 4), orders(8), cx())).await;
+    let result = result(outcome);
+    assert_eq!(failed_ids(&result), ["m-2", "m-6"]);
+    assert_eq!(failure(&result, "m-6"), "panicked: six", "the records' tasks hand their panics back");
 }
 
 #[tokio::test]

@@ -35,7 +35,8 @@ use crate::websocket::WebSocketHandler;
 /// runs the handler, and gives back the outcome the runtime would receive.
 ///
 /// Calls are answered as the SDK answers them: a panic is a `HandlerError`
-/// of type `panic`; a handler still running one cancel grace after its
+/// of type `panic` (its message hidden unless [`TestApp::expose_panics`]); a
+/// handler still running one cancel grace after its
 /// deadline or a cancellation is answered for with `DeadlineExceeded` or
 /// `Cancelled`; a tag no handler serves is `UnknownHandlerTag`.
 ///
@@ -59,6 +60,7 @@ pub struct TestApp {
     handle: AppHandle,
     requests: Arc<Mutex<Requests>>,
     next_id: Arc<AtomicU64>,
+    expose_panics: bool,
 }
 
 /// What handlers asked of the application through [`AppHandle`].
@@ -107,6 +109,7 @@ impl TestApp {
             handle: AppHandle::new(sender),
             requests: Arc::new(Mutex::new(Requests { receiver, seen: Vec::new() })),
             next_id: Arc::new(AtomicU64::new(1)),
+            expose_panics: false,
         }
     }
 
@@ -195,6 +198,34 @@ impl TestApp {
         self
     }
 
+    /// Answers a panic as the SDK does with `CELERITY_EXPOSE_PANICS=true`:
+    /// the `HandlerError` carries the panic's message and its stack, and a
+    /// consumer record that panicked fails with `panicked: <message>`. Off by
+    /// default, as in the SDK: the answer is then `the handler panicked` (a
+    /// record's failure `panicked`), so that a test sees what the runtime,
+    /// and so an HTTP caller, would. The process's own setting is left alone.
+    ///
+    /// ```
+    /// use celerity::testing::{TestApp, TestRequest, block_on};
+    ///
+    /// async fn broken() -> String {
+    ///     panic!("the ledger is locked")
+    /// }
+    ///
+    /// let app = TestApp::empty().http("GET::/broken", broken);
+    /// let error = block_on(app.call("GET::/broken", TestRequest::get("/broken"))).expect_error();
+    /// assert_eq!((error.error_type(), error.message(), error.stack()), ("panic", "the handler panicked", ""));
+    ///
+    /// let app = app.expose_panics(true);
+    /// let error = block_on(app.call("GET::/broken", TestRequest::get("/broken"))).expect_error();
+    /// assert_eq!(error.message(), "the ledger is locked");
+    /// assert!(!error.stack().is_empty());
+    /// ```
+    pub fn expose_panics(mut self, expose: bool) -> Self {
+        self.expose_panics = expose;
+        self
+    }
+
     /// Every registration, in the order added (compiled ones first).
     pub fn registrations(&self) -> &[Registration] {
         &self.registrations
@@ -256,6 +287,7 @@ impl TestApp {
             handle: self.handle.clone(),
             default_id: format!("test-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
             cancel_after: None,
+            expose_panics: self.expose_panics,
         }
     }
 }
@@ -266,6 +298,7 @@ impl fmt::Debug for TestApp {
             .field("handlers", &self.registrations.iter().map(|r| r.key.to_string()).collect::<Vec<_>>())
             .field("state", &self.state)
             .field("cancel_grace", &self.grace)
+            .field("expose_panics", &self.expose_panics)
             .finish_non_exhaustive()
     }
 }
@@ -320,6 +353,7 @@ pub struct Call {
     handle: AppHandle,
     default_id: String,
     cancel_after: Option<(Duration, CancelReason)>,
+    expose_panics: bool,
 }
 
 impl Call {
@@ -412,7 +446,13 @@ impl Call {
         let Some(registration) = self.registration else {
             return (cx, Box::pin(std::future::ready(unknown_tag(&self.tag))));
         };
-        let control = Control { deadline, grace: self.grace, cancel_after: self.cancel_after, cancels };
+        let control = Control {
+            deadline,
+            grace: self.grace,
+            cancel_after: self.cancel_after,
+            cancels,
+            expose_panics: self.expose_panics,
+        };
         (cx.clone(), Box::pin(run(registration.handler, dispatch, cx, control)))
     }
 }

@@ -129,7 +129,9 @@
 //! [`CustomResult`] or [`HandlerError`]. `expect_http()`, `expect_batch()`,
 //! ... take the expected one and panic, saying what came instead, otherwise.
 //! A panic in a handler is caught and answered with a `HandlerError` of type
-//! `panic`, as the SDK answers the runtime:
+//! `panic`, as the SDK answers the runtime: with a fixed text, unless the
+//! panic's message is asked for with [`TestApp::expose_panics`] (the SDK's
+//! `CELERITY_EXPOSE_PANICS`):
 //!
 //! ```
 //! use celerity::testing::{TestApp, TestRequest, block_on};
@@ -141,6 +143,10 @@
 //! let app = TestApp::empty().http("GET::/coffee", broken);
 //! let error = block_on(app.call("GET::/coffee", TestRequest::get("/coffee"))).expect_error();
 //! assert!(error.is_panic());
+//! assert_eq!(error.message(), "the handler panicked");
+//!
+//! let app = app.expose_panics(true);
+//! let error = block_on(app.call("GET::/coffee", TestRequest::get("/coffee"))).expect_error();
 //! assert_eq!(error.message(), "out of coffee");
 //! ```
 //!

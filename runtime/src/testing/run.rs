@@ -3,19 +3,18 @@
 //! context, and a handler that overruns them answered for after the grace.
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use celerity_proto::v1::{Dispatch, HandlerError, result::Outcome};
-use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
 use crate::context::{CancelReason, Context};
 use crate::handler::Handler;
+use crate::panics::{self, CatchPanic, guarded};
 use crate::session::error_type;
 
 /// When, beside the handler finishing, a call can end or be cancelled.
@@ -28,6 +27,9 @@ pub(crate) struct Control {
     pub(crate) cancel_after: Option<(Duration, CancelReason)>,
     /// Cancellations fired by the test while the call runs.
     pub(crate) cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
+    /// Whether a panic's message and stack go in the answer, as with
+    /// `CELERITY_EXPOSE_PANICS=true`.
+    pub(crate) expose_panics: bool,
 }
 
 type OutcomeFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
@@ -46,6 +48,7 @@ pub(crate) fn run(handler: Arc<dyn Handler>, dispatch: Dispatch, cx: Context, co
             .map(|(after, reason)| (Box::pin(tokio::time::sleep_until(now + after)), reason)),
         cancels: control.cancels,
         abandon: None,
+        expose_panics: control.expose_panics,
     };
     match control.deadline {
         Some(deadline) if deadline <= now => {
@@ -64,12 +67,11 @@ pub(crate) fn run(handler: Arc<dyn Handler>, dispatch: Dispatch, cx: Context, co
         None => {}
     }
     // Building the future is user code too: a panic in it is an answer.
-    runner.future = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(dispatch, cx))) {
-        Ok(future) => Box::pin(AssertUnwindSafe(future).catch_unwind().map(|result| match result {
-            Ok(outcome) => outcome,
-            Err(panic) => panic_outcome(panic.as_ref()),
-        })),
-        Err(panic) => Box::pin(std::future::ready(panic_outcome(panic.as_ref()))),
+    // Both are guarded as the driver guards them, so a panic is answered by
+    // the same code, with this call's choice of what goes on the wire.
+    runner.future = match panics::exposing(control.expose_panics, || guarded(|| handler.call(dispatch, cx))) {
+        Ok(future) => Box::pin(CatchPanic { future }),
+        Err(outcome) => Box::pin(std::future::ready(outcome)),
     };
     runner
 }
@@ -84,6 +86,8 @@ pub(crate) struct Runner {
     cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
     /// Once cancelled: when the handler is answered for, and why.
     abandon: Option<(Pin<Box<Sleep>>, CancelReason)>,
+    /// Whether a panic's message and stack go in the answer.
+    expose_panics: bool,
 }
 
 impl Runner {
@@ -133,7 +137,8 @@ impl Future for Runner {
         loop {
             // The handler's own answer first: one ready at the same time as a
             // timer wins, as a completion that reaches the session first.
-            if let Poll::Ready(outcome) = this.future.as_mut().poll(cx) {
+            let future = &mut this.future;
+            if let Poll::Ready(outcome) = panics::exposing(this.expose_panics, || future.as_mut().poll(cx)) {
                 return Poll::Ready(outcome);
             }
             if let Some((sleep, reason)) = &mut this.abandon {
@@ -160,19 +165,6 @@ pub(crate) fn abandoned(reason: CancelReason) -> Outcome {
         other => format!("the handler was cancelled ({other}) and {what}"),
     };
     Outcome::Error(HandlerError { message, r#type: reason.error_type().to_string(), stack: String::new() })
-}
-
-/// The driver's answer for a handler that panicked: type `panic` and the
-/// panic message, no stack (the default).
-pub(crate) fn panic_outcome(panic: &(dyn std::any::Any + Send)) -> Outcome {
-    let message = if let Some(text) = panic.downcast_ref::<&str>() {
-        (*text).to_string()
-    } else if let Some(text) = panic.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "the handler panicked".to_string()
-    };
-    Outcome::Error(HandlerError { message, r#type: error_type::PANIC.to_string(), stack: String::new() })
 }
 
 /// The session's answer for a tag no handler serves.

@@ -37,6 +37,10 @@ pub const HANDLERS: &[(&str, &str)] = &[
     ("subscribe", "event::subscribe"),
 ];
 
+/// What a panic is answered with unless `CELERITY_EXPOSE_PANICS=true`: the
+/// panic's own message stays in the process's log.
+pub const PANICKED: &str = "the handler panicked";
+
 /// A running `orders` process and its connection.
 pub struct Service {
     pub conn: Connection,
@@ -60,6 +64,8 @@ impl Service {
         let mut process = HandlerProcess::command(ORDERS)
             .envs(runtime.env())
             .env("RUST_LOG", "info")
+            // The default answers to panics; a test opts in through `env`.
+            .env_remove("CELERITY_EXPOSE_PANICS")
             .envs(env.iter().copied())
             .spawn()
             .expect("spawn orders");
