@@ -6,7 +6,7 @@ use celerity_proto::v1::WsSendAck;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::outbound::{
-    MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, Outbound, SendError, SendReport, generate_id, into_wire_batch,
+    MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, Outbound, SendError, SendReport, SentBatch, generate_id, into_wire_batch,
 };
 use crate::context::Context;
 use crate::driver::Command;
@@ -103,48 +103,59 @@ impl WsSender {
     /// partial failure the error lists the failed messages and can build
     /// exactly the batch to retry.
     pub async fn send_all(&self, messages: impl IntoIterator<Item = Outbound>) -> Result<SendReport, SendError> {
-        let sent = into_wire_batch(messages)?;
-        if sent.is_empty() {
+        let messages = into_wire_batch(messages)?;
+        if messages.is_empty() {
             let ack = WsSendAck { correlation_id: String::new(), success: true, failures: Vec::new() };
-            return Ok(SendReport::from_ack(ack, &sent));
+            return Ok(SendReport::from_ack(ack, &messages));
         }
-        let bytes: usize = sent.iter().map(|m| m.message.len() + m.connection_id.len() + m.message_id.len()).sum();
-        if sent.len() > MAX_BATCH_MESSAGES || bytes > MAX_BATCH_BYTES {
-            return Err(SendError::TooLarge { messages: sent.len(), bytes, limit: MAX_BATCH_BYTES });
+        let bytes: usize = messages.iter().map(|m| m.message.len() + m.connection_id.len() + m.message_id.len()).sum();
+        if messages.len() > MAX_BATCH_MESSAGES || bytes > MAX_BATCH_BYTES {
+            return Err(SendError::TooLarge { messages: messages.len(), bytes, limit: MAX_BATCH_BYTES });
         }
         let correlation_id = generate_id();
         if let Some(link) = &self.link {
-            let reply = link
-                .send(celerity_proto::v1::WsSend { correlation_id: correlation_id.clone(), messages: sent.clone() });
+            let sent = SentBatch::new(&correlation_id, &messages);
+            let reply = link.send(celerity_proto::v1::WsSend { correlation_id, messages });
             return match tokio::time::timeout(self.timeout, reply).await {
-                Ok(Some(ack)) => SendReport::from_ack(ack, &sent).into_result(),
-                Ok(None) => Err(SendError::Disconnected { correlation_id, sent }),
-                Err(_) => Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+                Ok(Some(ack)) => SendReport::from_ack_kept(ack, &sent).into_result(),
+                Ok(None) => Err(disconnected(&sent)),
+                Err(_) => Err(self.timed_out(&sent)),
             };
         }
         // Held until the acknowledgement (or the end of waiting for it).
         let _permit = match tokio::time::timeout(self.timeout, SENDS_IN_FLIGHT.acquire()).await {
             Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Err(SendError::Disconnected { correlation_id, sent }),
-            Err(_) => return Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+            Ok(Err(_)) => return Err(SendError::Disconnected { correlation_id, sent: messages }),
+            Err(_) => return Err(SendError::TimedOut { correlation_id, after: self.timeout, sent: messages }),
         };
+        // The messages go to the driver; what the outcome is read against is
+        // kept here, in a form much cheaper than a copy of them.
+        let sent = SentBatch::new(&correlation_id, &messages);
         let (reply, outcome) = oneshot::channel();
         let command = Command::WsSend {
-            correlation_id: correlation_id.clone(),
-            messages: sent.clone(),
+            correlation_id,
+            messages,
             timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
             reply,
         };
         if self.commands.send(command).is_err() {
-            return Err(SendError::Disconnected { correlation_id, sent });
+            return Err(disconnected(&sent));
         }
         match outcome.await {
-            Ok(WsOutcome::Acked(ack)) => SendReport::from_ack(ack, &sent).into_result(),
-            Ok(WsOutcome::TimedOut) => Err(SendError::TimedOut { correlation_id, after: self.timeout, sent }),
+            Ok(WsOutcome::Acked(ack)) => SendReport::from_ack_kept(ack, &sent).into_result(),
+            Ok(WsOutcome::TimedOut) => Err(self.timed_out(&sent)),
             Ok(WsOutcome::TooLarge { bytes, limit }) => Err(SendError::TooLarge { messages: sent.len(), bytes, limit }),
-            Ok(WsOutcome::Disconnected) | Err(_) => Err(SendError::Disconnected { correlation_id, sent }),
+            Ok(WsOutcome::Disconnected) | Err(_) => Err(disconnected(&sent)),
         }
     }
+
+    fn timed_out(&self, sent: &SentBatch) -> SendError {
+        SendError::TimedOut { correlation_id: sent.correlation_id(), after: self.timeout, sent: sent.to_wire() }
+    }
+}
+
+fn disconnected(sent: &SentBatch) -> SendError {
+    SendError::Disconnected { correlation_id: sent.correlation_id(), sent: sent.to_wire() }
 }
 
 impl FromRequest for WsSender {
@@ -202,6 +213,76 @@ mod tests {
         assert!(error.to_string().contains("smaller batches"), "{error}");
         assert!(error.retry_batch().is_empty());
         assert!(sent.try_recv().is_err(), "nothing reached the driver");
+    }
+
+    /// Sends three messages through a driver that answers with `outcome`,
+    /// and gives back what the driver was handed and what the send ended with.
+    async fn send_answered(
+        outcome: impl FnOnce(&str) -> WsOutcome,
+    ) -> (String, Vec<celerity_proto::v1::WsOutbound>, Result<SendReport, SendError>) {
+        let (commands, mut driver) = mpsc::unbounded_channel();
+        let ws = WsSender::new(commands);
+        let batch = [
+            Outbound::text("c-1", r#"{"n":1}"#).wait_for_ack(true),
+            Outbound::text("c-2", "two").inform_clients_on_loss(["c-9"]).caller("c-0"),
+            Outbound::binary("c-3", super::super::frame::BinaryMessage::new("r", vec![3u8])).message_id("m-3"),
+        ];
+        let send = tokio::spawn(async move { ws.send_all(batch).await });
+        let Some(Command::WsSend { correlation_id, messages, reply, .. }) = driver.recv().await else {
+            panic!("expected the send");
+        };
+        let _ = reply.send(outcome(&correlation_id));
+        (correlation_id, messages, send.await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_failure_in_the_ack_gives_back_exactly_that_message() {
+        let (correlation_id, messages, result) = send_answered(|correlation_id| {
+            WsOutcome::Acked(WsSendAck {
+                correlation_id: correlation_id.to_owned(),
+                success: false,
+                failures: vec![celerity_proto::v1::WsSendFailure {
+                    index: 1,
+                    connection_id: "c-2".into(),
+                    error_message: "gone".into(),
+                }],
+            })
+        })
+        .await;
+        let error = result.unwrap_err();
+        let report = error.report().unwrap();
+        assert_eq!((report.correlation_id(), report.len()), (correlation_id.as_str(), 3));
+        assert_eq!(error.failed(1).unwrap().message(), &messages[1]);
+        assert_eq!(into_wire_batch(error.retry_batch()).unwrap(), [messages[1].clone()]);
+    }
+
+    #[tokio::test]
+    async fn a_success_reports_the_whole_batch() {
+        let (correlation_id, _, result) = send_answered(|correlation_id| {
+            WsOutcome::Acked(WsSendAck { correlation_id: correlation_id.to_owned(), success: true, failures: vec![] })
+        })
+        .await;
+        let report = result.unwrap();
+        assert_eq!((report.correlation_id(), report.len()), (correlation_id.as_str(), 3));
+        assert!(report.is_success() && (0..3).all(|index| report.succeeded(index)));
+    }
+
+    #[tokio::test]
+    async fn an_unanswered_send_gives_back_the_batch_as_sent() {
+        let (correlation_id, messages, result) = send_answered(|_| WsOutcome::TimedOut).await;
+        match result {
+            Err(SendError::TimedOut { correlation_id: id, after, sent }) => {
+                assert_eq!((id, after, &sent), (correlation_id, DEFAULT_ACK_TIMEOUT, &messages));
+            }
+            other => panic!("expected TimedOut, got {other:?}"),
+        }
+        let (correlation_id, messages, result) = send_answered(|_| WsOutcome::Disconnected).await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(&error, SendError::Disconnected { correlation_id: id, sent } if *id == correlation_id && *sent == messages),
+            "{error:?}"
+        );
+        assert_eq!(into_wire_batch(error.retry_batch()).unwrap(), messages);
     }
 
     #[tokio::test]
