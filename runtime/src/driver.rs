@@ -38,6 +38,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use celerity_proto::v1::{
@@ -126,6 +127,58 @@ struct Served {
     state: Arc<StateMap>,
     app: tokio::runtime::Handle,
     handle: AppHandle,
+    liveness: Option<Arc<Liveness>>,
+}
+
+/// What the watchdog reads of the stream task.
+#[derive(Default)]
+struct Liveness {
+    turns: AtomicU64,
+    in_flight: AtomicUsize,
+    stop: AtomicBool,
+}
+
+/// Keeps the stream served when it shares the application's runtime and a
+/// handler blocks a worker thread.
+///
+/// tokio's I/O driver is polled by whichever worker parks in it. When the
+/// worker that last held it goes on to run a handler that blocks, the other
+/// workers may be asleep on their condition variables, and nothing reads the
+/// socket until the handler returns: the conformance test of one blocked
+/// worker stalled in a third of its runs without this. So, every tick, when
+/// events are in flight and the stream task has not turned since the last
+/// tick, the watchdog spawns an empty task from outside the runtime. That
+/// wakes a sleeping worker, which runs it, parks in the driver, and reads
+/// what is waiting. A stalled stream is held up for a tick or two at most;
+/// a stream that turns, or has nothing in flight, is only looked at.
+struct Watchdog {
+    liveness: Arc<Liveness>,
+}
+
+impl Watchdog {
+    const TICK: Duration = Duration::from_millis(10);
+
+    fn start(liveness: Arc<Liveness>, app: tokio::runtime::Handle) -> Watchdog {
+        let watched = Arc::clone(&liveness);
+        let _ = std::thread::Builder::new().name("celerity-watchdog".to_string()).spawn(move || {
+            let mut last = u64::MAX;
+            while !watched.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Self::TICK);
+                let turns = watched.turns.load(Ordering::Relaxed);
+                if turns == last && watched.in_flight.load(Ordering::Relaxed) > 0 {
+                    drop(app.spawn(async {}));
+                }
+                last = turns;
+            }
+        });
+        Watchdog { liveness }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.liveness.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 fn now_ms() -> i64 {
@@ -142,8 +195,10 @@ pub(crate) async fn serve(
 ) -> Result<(), ServeError> {
     let app = tokio::runtime::Handle::current();
     let io_thread = settings.io_thread;
-    let served = Served { registrations, state, app, handle };
-    if !io_thread {
+    let liveness = (!io_thread).then(|| Arc::new(Liveness::default()));
+    let served = Served { registrations, state, app, handle, liveness: liveness.clone() };
+    if let Some(liveness) = liveness {
+        let _watchdog = Watchdog::start(liveness, tokio::runtime::Handle::current());
         // A task rather than awaited here: `serve` is often the future of a
         // `block_on`, polled on a thread that is not a worker, and every
         // wake-up between it and the handlers would cross threads.
@@ -341,6 +396,10 @@ async fn run_stream(
         }
 
         observer.end_of_turn(&session);
+        if let Some(liveness) = &served.liveness {
+            liveness.turns.fetch_add(1, Ordering::Relaxed);
+            liveness.in_flight.store(session.in_flight(), Ordering::Relaxed);
+        }
 
         let mut due = false;
         if let Some(at) = session.next_timer()
