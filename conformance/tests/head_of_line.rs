@@ -19,12 +19,9 @@ const BLOCK_MS: &str = "5000";
 #[tokio::test]
 async fn handlers_blocking_every_worker_thread_stop_neither_frames_nor_deadlines_nor_cancels() {
     // Two worker threads, both about to be blocked.
-    let mut app = start(&[
-        ("TOKIO_WORKER_THREADS", "2"),
-        ("CELERITY_HANDLER_CONCURRENCY", "8"),
-        ("CELERITY_IO_THREAD", "true"),
-    ])
-    .await;
+    let mut app =
+        start(&[("TOKIO_WORKER_THREADS", "2"), ("CELERITY_HANDLER_CONCURRENCY", "8"), ("CELERITY_IO_THREAD", "true")])
+            .await;
     let blockers: Vec<String> =
         (0..2).map(|_| app.conn.dispatch(get("/block").query("ms", BLOCK_MS)).unwrap()).collect();
     wait_for_blocked_workers(&app.process, 2).await;
