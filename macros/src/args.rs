@@ -128,7 +128,7 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
                         errors.push(twice(&key));
                         continue;
                     }
-                    match parse_count(&key, &value, "the most events this handler runs at once") {
+                    match parse_count(&key, &value, "the most events this handler runs at once", NEVER_RUNS) {
                         Ok(n) => max_concurrent = Some((key, n)),
                         Err(error) => errors.push(error),
                     }
@@ -138,7 +138,7 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
                         errors.push(twice(&key));
                         continue;
                     }
-                    match parse_count(&key, &value, "the records of one batch handled at once") {
+                    match parse_count(&key, &value, "the records of one batch handled at once", NEVER_RUNS) {
                         Ok(n) => concurrency = Some((key, n)),
                         Err(error) => errors.push(error),
                     }
@@ -249,7 +249,8 @@ fn parse_items(kind: TagKind, input: ParseStream) -> syn::Result<Vec<Item>> {
     Ok(items)
 }
 
-fn twice(key: &Ident) -> syn::Error {
+/// The error for an option given twice.
+pub fn twice(key: &Ident) -> syn::Error {
     syn::Error::new_spanned(key, format!("`{key}` is given twice: give each option once"))
 }
 
@@ -286,17 +287,24 @@ fn parse_name(kind: TagKind, value: &Expr) -> syn::Result<String> {
     Ok(name)
 }
 
-fn parse_count(key: &Ident, value: &Expr, meaning: &str) -> syn::Result<u32> {
+/// What a count of 0 would do, for a handler's options.
+const NEVER_RUNS: &str = "would never run the handler";
+
+/// A count option's value: an integer literal of at least 1. `meaning` says
+/// what it counts and `zero` what 0 would do, for messages.
+pub fn parse_count(key: &Ident, value: &Expr, meaning: &str, zero: &str) -> syn::Result<u32> {
     let expected = format!("expected a whole number of at least 1 ({meaning}), such as `{key} = 8`");
     match value {
+        // `syn` reads `-1` in an attribute's `key = value` as one literal.
+        Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) if int.base10_digits().starts_with('-') => {
+            Err(syn::Error::new_spanned(int, format!("`{key}` cannot be negative: {expected}")))
+        }
         Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => {
             if !matches!(int.suffix(), "" | "u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64") {
                 return Err(syn::Error::new_spanned(int, format!("`{int}` is not a count: {expected}")));
             }
             match int.base10_parse::<u64>() {
-                Ok(0) => {
-                    Err(syn::Error::new_spanned(int, format!("`{key} = 0` would never run the handler: {expected}")))
-                }
+                Ok(0) => Err(syn::Error::new_spanned(int, format!("`{key} = 0` {zero}: {expected}"))),
                 Ok(n) => u32::try_from(n).map_err(|_| {
                     syn::Error::new_spanned(int, format!("`{key} = {n}` is too large: the most is {}", u32::MAX))
                 }),
@@ -321,7 +329,7 @@ fn parse_count(key: &Ident, value: &Expr, meaning: &str) -> syn::Result<u32> {
 }
 
 /// The known option closest to a misspelt one, if any is close.
-fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|candidate| (edit_distance(word, candidate), *candidate))

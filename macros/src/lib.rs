@@ -106,8 +106,8 @@ pub fn custom_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(TagKind::Custom, attr.into(), item.into()).into()
 }
 
-/// Runs an `async fn main` on a multi-threaded tokio runtime built for it,
-/// logs an error it returns, and exits with a matching status.
+/// Runs an `async fn main` on a tokio runtime built for it, logs an error it
+/// returns, and exits with a matching status.
 ///
 /// `main` returns `()`, `celerity::Result<()>` (or any `Result<(), E>` whose
 /// error converts into `celerity::Error`), or a `celerity::App`, or
@@ -121,6 +121,35 @@ pub fn custom_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     Ok(celerity::App::new().state(store))
 /// }
 /// ```
+///
+/// # The runtime
+///
+/// The options choose the runtime as `#[tokio::main]`'s do, with no tokio
+/// dependency needed:
+///
+/// - `#[celerity::main]` or `#[celerity::main(flavor = "multi_thread")]`: a
+///   multi-threaded runtime, one worker thread per core;
+/// - `#[celerity::main(worker_threads = 4)]`, or with
+///   `flavor = "multi_thread"` beside it: a multi-threaded runtime with that
+///   many worker threads (at least 1);
+/// - `#[celerity::main(flavor = "current_thread")]`: everything on the thread
+///   that runs `main`.
+///
+/// `current_thread` suits applications whose handlers only await I/O: the
+/// SDK spends about half the CPU per event it does on the multi-threaded
+/// runtime, whose scheduler wakes another worker on nearly every event. But
+/// a handler that blocks (a synchronous client, CPU-heavy work) then stops
+/// every other handler, and the event stream unless `App::io_thread` is on:
+/// run such work with `tokio::task::spawn_blocking`, or keep the
+/// multi-threaded runtime.
+///
+/// ```ignore
+/// #[celerity::main(flavor = "current_thread")]
+/// async fn main() {}
+/// ```
+///
+/// `celerity::run_main_on` takes a `tokio::runtime::Builder` for any other
+/// setting (thread names, stack size, scheduler intervals).
 #[proc_macro_attribute]
 pub fn main(attr: TokenStream, item: TokenStream) -> TokenStream {
     main_attr::expand(attr.into(), item.into()).into()

@@ -1,23 +1,47 @@
 //! `#[celerity::main]`: an `async fn main` run on a tokio runtime built for it.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{FnArg, Item, ReturnType};
+use syn::{Expr, ExprLit, ExprPath, FnArg, Item, Lit, Meta, MetaNameValue, ReturnType, Token};
 
-use crate::args::Errors;
+use crate::args::{Errors, closest, parse_count, twice};
 
 const USAGE: &str = "`#[celerity::main] async fn main() -> celerity::Result<()> { ... }`";
 
+/// The options, for messages.
+const OPTIONS: &str = "`#[celerity::main]` takes `flavor = \"...\"` and `worker_threads = N`";
+
+/// The flavors, for messages.
+const FLAVORS: &str = "expected `flavor = \"current_thread\"` or `flavor = \"multi_thread\"`";
+
+/// The tokio runtime `main` runs on, as `#[tokio::main]` would build it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    CurrentThread,
+    MultiThread,
+}
+
+/// `#[celerity::main(...)]`'s arguments, checked.
+struct RuntimeArgs {
+    flavor: Flavor,
+    /// The size of the multi-threaded runtime's pool, and where it was
+    /// written; tokio's default (one per core) without it.
+    worker_threads: Option<(u32, Span)>,
+}
+
+impl Default for RuntimeArgs {
+    fn default() -> Self {
+        RuntimeArgs { flavor: Flavor::MultiThread, worker_threads: None }
+    }
+}
+
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    if !attr.is_empty() {
-        errors.push(syn::Error::new_spanned(
-            &attr,
-            "`#[celerity::main]` takes no arguments: write `#[celerity::main]` (settings come from the environment, handlers from the attributes)",
-        ));
-    }
+    let runtime = parse_args(attr, &mut errors);
     let function = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Fn(function)) => Some(function),
         Ok(other) => {
@@ -97,12 +121,163 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         ReturnType::Default => ident.span(),
         ReturnType::Type(_, ty) => ty.span(),
     };
-    let run = quote_spanned!(output_span=> ::celerity::__private::main::<#output_type, _>);
+    let run = quote_spanned!(output_span=> ::celerity::__private::main_on::<#output_type, _>);
+    let builder = runtime_builder(&runtime);
     quote! {
         #(#attrs)*
         #vis fn #ident() -> ::std::process::ExitCode {
             async fn __celerity_main() #output #block
-            #run(__celerity_main)
+            #run(#builder, __celerity_main)
+        }
+    }
+}
+
+/// Parses and checks `#[celerity::main(...)]`'s arguments, pushing what is
+/// wrong onto `errors` and giving the default for it.
+fn parse_args(attr: TokenStream, errors: &mut Errors) -> RuntimeArgs {
+    let mut args = RuntimeArgs::default();
+    if attr.is_empty() {
+        return args;
+    }
+    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr) {
+        Ok(metas) => metas,
+        Err(error) => {
+            errors.push(syn::Error::new(
+                error.span(),
+                format!("{error}: {OPTIONS}, such as `#[celerity::main(flavor = \"current_thread\")]`"),
+            ));
+            return args;
+        }
+    };
+    let mut flavor_given = false;
+    let mut worker_threads: Option<(u32, &MetaNameValue)> = None;
+    let mut worker_threads_given = false;
+    for meta in &metas {
+        let key = match meta.path().get_ident() {
+            Some(key) => key,
+            None => {
+                errors.push(syn::Error::new_spanned(meta.path(), format!("unknown option: {OPTIONS}")));
+                continue;
+            }
+        };
+        let name_value = match meta {
+            Meta::NameValue(name_value) => name_value,
+            Meta::Path(_) => {
+                errors.push(without_value(key));
+                continue;
+            }
+            Meta::List(list) => {
+                errors.push(syn::Error::new_spanned(
+                    list,
+                    format!("options are written `{key} = value`, not `{key}(...)`: {OPTIONS}"),
+                ));
+                continue;
+            }
+        };
+        match key.to_string().as_str() {
+            "flavor" => {
+                if std::mem::replace(&mut flavor_given, true) {
+                    errors.push(twice(key));
+                    continue;
+                }
+                match parse_flavor(&name_value.value) {
+                    Ok(flavor) => args.flavor = flavor,
+                    Err(error) => errors.push(error),
+                }
+            }
+            "worker_threads" => {
+                if std::mem::replace(&mut worker_threads_given, true) {
+                    errors.push(twice(key));
+                    continue;
+                }
+                match parse_count(
+                    key,
+                    &name_value.value,
+                    "the multi-threaded runtime's worker threads",
+                    "would leave the runtime no worker thread to run handlers on",
+                ) {
+                    Ok(n) => worker_threads = Some((n, name_value)),
+                    Err(error) => errors.push(error),
+                }
+            }
+            other => errors.push(unknown_option(key, other)),
+        }
+    }
+    if let Some((n, name_value)) = worker_threads {
+        if args.flavor == Flavor::CurrentThread {
+            errors.push(syn::Error::new_spanned(
+                name_value,
+                "`worker_threads` applies to `flavor = \"multi_thread\"` only: a `current_thread` runtime runs everything on the thread that calls `main`; remove `worker_threads`, or write `flavor = \"multi_thread\"`",
+            ));
+        } else {
+            args.worker_threads = Some((n, name_value.value.span()));
+        }
+    }
+    args
+}
+
+fn unknown_option(key: &syn::Ident, name: &str) -> syn::Error {
+    let mut message = format!("unknown option `{name}`: {OPTIONS}");
+    if let Some(close) = closest(name, &["flavor", "worker_threads"]) {
+        message.push_str(&format!("; did you mean `{close}`?"));
+    }
+    syn::Error::new_spanned(key, message)
+}
+
+/// The error for an option written without `= value`.
+fn without_value(key: &syn::Ident) -> syn::Error {
+    let message = match key.to_string().as_str() {
+        "flavor" => format!("`flavor` needs a value: {FLAVORS}"),
+        "worker_threads" => {
+            "`worker_threads` needs a value, a whole number of at least 1: write `worker_threads = 4`".to_string()
+        }
+        flavor @ ("current_thread" | "multi_thread") => {
+            format!("the runtime flavor is an option: write `flavor = \"{flavor}\"`")
+        }
+        other => return unknown_option(key, other),
+    };
+    syn::Error::new_spanned(key, message)
+}
+
+fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(literal), .. }) => match literal.value().as_str() {
+            "current_thread" => Ok(Flavor::CurrentThread),
+            "multi_thread" => Ok(Flavor::MultiThread),
+            other => {
+                let mut message = format!("unknown runtime flavor `\"{other}\"`: {FLAVORS}");
+                if let Some(close) = closest(other, &["current_thread", "multi_thread"]) {
+                    message.push_str(&format!("; did you mean `flavor = \"{close}\"`?"));
+                }
+                Err(syn::Error::new_spanned(literal, message))
+            }
+        },
+        Expr::Path(ExprPath { path, .. })
+            if path.get_ident().is_some_and(|ident| ident == "current_thread" || ident == "multi_thread") =>
+        {
+            let flavor = path.get_ident().map(ToString::to_string).unwrap_or_default();
+            Err(syn::Error::new_spanned(path, format!("`flavor` takes a string: write `flavor = \"{flavor}\"`")))
+        }
+        other => Err(syn::Error::new_spanned(other, format!("`flavor` takes a string: {FLAVORS}"))),
+    }
+}
+
+/// The `tokio::runtime::Builder` for `main`'s runtime, named through
+/// `::celerity::__private::tokio` so the application needs no tokio
+/// dependency of its own. `run_main_on` enables the drivers.
+fn runtime_builder(args: &RuntimeArgs) -> TokenStream {
+    let builder = quote!(::celerity::__private::tokio::runtime::Builder);
+    match (args.flavor, args.worker_threads) {
+        (Flavor::CurrentThread, _) => quote!(#builder::new_current_thread()),
+        (Flavor::MultiThread, None) => quote!(#builder::new_multi_thread()),
+        (Flavor::MultiThread, Some((n, span))) => {
+            let mut n = Literal::usize_unsuffixed(n as usize);
+            n.set_span(span);
+            quote! {{
+                let mut __celerity_runtime = #builder::new_multi_thread();
+                __celerity_runtime.worker_threads(#n);
+                __celerity_runtime
+            }}
         }
     }
 }
@@ -144,7 +319,10 @@ mod tests {
         assert!(out.contains("fn main () -> :: std :: process :: ExitCode"), "{out}");
         assert!(out.contains("async fn __celerity_main () -> celerity :: Result < () > { Ok (()) }"), "{out}");
         assert!(
-            out.contains(":: celerity :: __private :: main :: < celerity :: Result < () > , _ > (__celerity_main)")
+            out.contains(
+                ":: celerity :: __private :: main_on :: < celerity :: Result < () > , _ > (:: celerity :: __private :: tokio :: runtime :: Builder :: new_multi_thread () , __celerity_main)"
+            ),
+            "{out}"
         );
         let out = expand(
             quote!(),
@@ -153,7 +331,123 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(out.contains(":: celerity :: __private :: main :: < () , _ >"), "{out}");
+        assert!(out.contains(":: celerity :: __private :: main_on :: < () , _ >"), "{out}");
+    }
+
+    /// `main`'s expansion under `#[celerity::main(#attr)]`.
+    fn expand_with(attr: TokenStream) -> String {
+        expand(
+            attr,
+            quote!(
+                async fn main() {}
+            ),
+        )
+        .to_string()
+    }
+
+    /// The errors of `#[celerity::main(#attr)]`, one a line.
+    fn errors_of(attr: TokenStream) -> String {
+        let mut errors = Errors::default();
+        parse_args(attr, &mut errors);
+        match errors.finish() {
+            Ok(()) => panic!("expected an error"),
+            Err(error) => error.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
+        }
+    }
+
+    const BUILDER: &str = ":: celerity :: __private :: tokio :: runtime :: Builder";
+
+    #[test]
+    fn each_flavor_builds_its_runtime() {
+        let call = |builder: &str| format!("main_on :: < () , _ > ({builder} , __celerity_main)");
+        let multi_thread = call(&format!("{BUILDER} :: new_multi_thread ()"));
+        assert!(expand_with(quote!()).contains(&multi_thread));
+        assert!(expand_with(quote!(flavor = "multi_thread")).contains(&multi_thread));
+        let current_thread = call(&format!("{BUILDER} :: new_current_thread ()"));
+        let out = expand_with(quote!(flavor = "current_thread"));
+        assert!(out.contains(&current_thread), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(expand_with(quote!(flavor = "current_thread",)).contains(&current_thread));
+    }
+
+    #[test]
+    fn worker_threads_sizes_the_multi_threaded_pool() {
+        let sized = |n: &str| {
+            format!(
+                "main_on :: < () , _ > ({{ let mut __celerity_runtime = {BUILDER} :: new_multi_thread () ; __celerity_runtime . worker_threads ({n}) ; __celerity_runtime }} , __celerity_main)"
+            )
+        };
+        let out = expand_with(quote!(worker_threads = 4));
+        assert!(out.contains(&sized("4")), "{out}");
+        let out = expand_with(quote!(flavor = "multi_thread", worker_threads = 4));
+        assert!(out.contains(&sized("4")), "{out}");
+        // In either order, and whatever the literal's suffix: the count is
+        // written back without one.
+        let out = expand_with(quote!(worker_threads = 2u32, flavor = "multi_thread"));
+        assert!(out.contains(&sized("2")), "{out}");
+    }
+
+    #[test]
+    fn runtime_errors_name_the_accepted_forms() {
+        let e = errors_of(quote!(flavour = "current_thread"));
+        assert_eq!(
+            e,
+            "unknown option `flavour`: `#[celerity::main]` takes `flavor = \"...\"` and `worker_threads = N`; did you mean `flavor`?"
+        );
+        let e = errors_of(quote!(threads = 2));
+        assert_eq!(
+            e,
+            "unknown option `threads`: `#[celerity::main]` takes `flavor = \"...\"` and `worker_threads = N`"
+        );
+        let e = errors_of(quote!(flavor = "single_thread"));
+        assert!(
+            e.starts_with(
+                "unknown runtime flavor `\"single_thread\"`: expected `flavor = \"current_thread\"` or `flavor = \"multi_thread\"`"
+            ),
+            "{e}"
+        );
+        let e = errors_of(quote!(flavor = "current-thread"));
+        assert!(e.ends_with("; did you mean `flavor = \"current_thread\"`?"), "{e}");
+        let e = errors_of(quote!(flavor = current_thread));
+        assert_eq!(e, "`flavor` takes a string: write `flavor = \"current_thread\"`");
+        let e = errors_of(quote!(flavor = 1));
+        assert_eq!(e, "`flavor` takes a string: expected `flavor = \"current_thread\"` or `flavor = \"multi_thread\"`");
+        let e = errors_of(quote!(flavor));
+        assert!(e.starts_with("`flavor` needs a value"), "{e}");
+        let e = errors_of(quote!(current_thread));
+        assert_eq!(e, "the runtime flavor is an option: write `flavor = \"current_thread\"`");
+        let e = errors_of(quote!(flavor = "current_thread", worker_threads = 2));
+        assert!(e.starts_with("`worker_threads` applies to `flavor = \"multi_thread\"` only"), "{e}");
+        let e = errors_of(quote!(worker_threads = 2, flavor = "current_thread"));
+        assert!(e.starts_with("`worker_threads` applies to `flavor = \"multi_thread\"` only"), "{e}");
+        let e = errors_of(quote!(worker_threads = 0));
+        assert!(e.starts_with("`worker_threads = 0` would leave the runtime no worker thread"), "{e}");
+        assert!(e.ends_with("such as `worker_threads = 8`"), "{e}");
+        let e = errors_of(quote!(worker_threads = -1));
+        assert!(e.contains("cannot be negative"), "{e}");
+        let e = errors_of(quote!(worker_threads = "4"));
+        assert!(e.contains("write `worker_threads = 4`"), "{e}");
+        let e = errors_of(quote!(worker_threads = num_cpus()));
+        assert!(e.contains("integer literal"), "{e}");
+        let e = errors_of(quote!(flavor = "multi_thread", flavor = "current_thread"));
+        assert_eq!(e, "`flavor` is given twice: give each option once");
+        let e = errors_of(quote!(worker_threads = 2, worker_threads = 3));
+        assert_eq!(e, "`worker_threads` is given twice: give each option once");
+        let e = errors_of(quote!(flavor("current_thread")));
+        assert!(e.starts_with("options are written `flavor = value`"), "{e}");
+        let e = errors_of(quote!("current_thread"));
+        assert!(e.contains("`#[celerity::main]` takes"), "{e}");
+        // Every mistake at once.
+        let e = errors_of(quote!(flavor = "x", worker_threads = 0, color = 1));
+        assert_eq!(e.lines().count(), 3, "{e}");
+    }
+
+    #[test]
+    fn bad_arguments_keep_the_function() {
+        let out = expand_with(quote!(flavor = "x"));
+        assert!(out.contains("async fn __celerity_main () { }"), "{out}");
+        assert!(out.contains("fn main () { }"), "{out}");
+        assert!(out.contains("compile_error"), "{out}");
     }
 
     #[test]

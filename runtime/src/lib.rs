@@ -36,10 +36,12 @@
 //! ```
 //!
 //! Handlers can also be registered without the attributes, with [`App`],
-//! and [`run_main`] / [`run`] start serving from a `main` of your own.
+//! and [`run_main`] / [`run_main_on`] / [`run`] start serving from a `main`
+//! of your own.
 //!
-//! The modules, one per kind of event: [`http`], [`websocket`],
-//! [`consumer`], [`schedule`], [`custom`]. The protocol itself is in
+//! The modules, one per kind of event: [`http`](mod@http),
+//! [`websocket`](mod@websocket), [`consumer`](mod@consumer),
+//! [`schedule`](mod@schedule), [`custom`](mod@custom). The protocol itself is in
 //! [`session`], free of I/O.
 #![warn(missing_docs)]
 
@@ -71,7 +73,7 @@ pub mod transport;
 pub mod version;
 pub mod websocket;
 
-pub use app::{App, app, run, run_main};
+pub use app::{App, app, run, run_main, run_main_on};
 pub use context::{CancelReason, Context, State};
 pub use driver::ServeError;
 pub use error::{Error, Result};

@@ -21,10 +21,23 @@
 //! };
 //! ```
 //!
-//! `#[celerity::main]` expands to `fn main() -> ExitCode` calling [`main`]
-//! with the user's body as an `async fn`. Users who build their own tokio
-//! runtime call `celerity::run().await` (or `App::new().run().await`)
-//! instead, which serves the same registry.
+//! `#[celerity::main]` expands to `fn main() -> ExitCode` calling
+//! [`main_on`] with the runtime's builder (named through [`tokio`], so the
+//! application needs no tokio dependency) and the user's body as an
+//! `async fn`:
+//!
+//! ```text
+//! fn main() -> ::std::process::ExitCode {
+//!     async fn __celerity_main() -> R { BODY }
+//!     ::celerity::__private::main_on::<R, _>(
+//!         ::celerity::__private::tokio::runtime::Builder::new_current_thread(),
+//!         __celerity_main,
+//!     )
+//! }
+//! ```
+//!
+//! Users who build their own tokio runtime call `celerity::run().await` (or
+//! `App::new().run().await`) instead, which serves the same registry.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -38,6 +51,7 @@ use crate::http::HttpError;
 
 pub use crate::http::IntoHttpOutcome;
 pub use linkme;
+pub use tokio;
 
 /// The outcome of an HTTP handler whose argument could not be extracted:
 /// the error's response (a 400 naming the problem, for bad input).
@@ -88,26 +102,62 @@ impl<E: Into<Error>> MainOutput for Result<App, E> {
     }
 }
 
-/// Runs `#[celerity::main]`'s body on a new multi-threaded tokio runtime
-/// ([`crate::run_main`]), serves the `App` it returns if it returns one, and
-/// gives the process's exit code.
-pub fn main<R, Fut>(main: impl FnOnce() -> Fut) -> ExitCode
+/// Runs `#[celerity::main]`'s body on the tokio runtime `runtime` builds
+/// ([`crate::run_main_on`]), serves the `App` it returns if it returns one,
+/// and gives the process's exit code.
+pub fn main_on<R, Fut>(runtime: tokio::runtime::Builder, main: impl FnOnce() -> Fut) -> ExitCode
 where
     R: MainOutput,
     Fut: Future<Output = R>,
 {
-    crate::run_main(|| async move { main().await.finish().await })
+    crate::run_main_on(runtime, || async move { main().await.finish().await })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use tokio::runtime::{Builder, Handle, RuntimeFlavor};
+
+    fn multi_thread() -> Builder {
+        Builder::new_multi_thread()
+    }
+
     #[test]
     fn main_passes_results_on() {
-        assert_eq!(main(|| async { Ok::<(), Error>(()) }), ExitCode::SUCCESS);
-        assert_eq!(main(|| async { Err::<(), _>(std::io::Error::other("no")) }), ExitCode::FAILURE);
-        assert_eq!(main(|| async { Err::<App, _>(Error::msg("no")) }), ExitCode::FAILURE);
+        assert_eq!(main_on(multi_thread(), || async { Ok::<(), Error>(()) }), ExitCode::SUCCESS);
+        assert_eq!(main_on(multi_thread(), || async { Err::<(), _>(std::io::Error::other("no")) }), ExitCode::FAILURE);
+        assert_eq!(main_on(multi_thread(), || async { Err::<App, _>(Error::msg("no")) }), ExitCode::FAILURE);
+        let current_thread = Builder::new_current_thread();
+        assert_eq!(main_on(current_thread, || async { Err::<(), _>(Error::msg("no")) }), ExitCode::FAILURE);
+    }
+
+    #[test]
+    fn main_runs_on_the_runtime_it_is_given() {
+        let code = main_on(Builder::new_current_thread(), || async {
+            assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::CurrentThread);
+            // The drivers are enabled on a builder that had none: a timer
+            // would panic without the time driver.
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            Ok::<(), Error>(())
+        });
+        assert_eq!(code, ExitCode::SUCCESS);
+
+        let mut runtime = Builder::new_multi_thread();
+        runtime.worker_threads(3);
+        let code = crate::run_main_on(runtime, || async {
+            assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::MultiThread);
+            assert_eq!(Handle::current().metrics().num_workers(), 3);
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            Ok(())
+        });
+        assert_eq!(code, ExitCode::SUCCESS);
+
+        let code = crate::run_main(|| async {
+            assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::MultiThread);
+            Ok(())
+        });
+        assert_eq!(code, ExitCode::SUCCESS);
     }
 
     #[test]

@@ -45,7 +45,7 @@ async fn ws_send(ws: WsSender, body: Bytes) -> Result<&'static str, HttpError> {
 
 fn main() -> ExitCode {
     let cap = tag_cap_from_env();
-    celerity::run_main(|| async move {
+    let serve = move || async move {
         let mut app = App::new()
             .without_compiled_handlers()
             .http(HTTP_TAG, echo)
@@ -55,5 +55,13 @@ fn main() -> ExitCode {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
         }
         app.run().await
-    })
+    };
+    // `BENCH_SDK_RUNTIME=current_thread`: the same application on a
+    // single-threaded runtime, as (B) runs, to tell the SDK's own cost per
+    // event from that of the multi-threaded scheduler (`run_main`'s
+    // default) waking its other workers.
+    if std::env::var("BENCH_SDK_RUNTIME").is_ok_and(|flavor| flavor == "current_thread") {
+        return celerity::run_main_on(tokio::runtime::Builder::new_current_thread(), serve);
+    }
+    celerity::run_main(serve)
 }

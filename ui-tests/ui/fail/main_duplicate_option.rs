@@ -1,0 +1,2 @@
+#[celerity::main(flavor = "current_thread", flavor = "multi_thread")]
+async fn main() {}

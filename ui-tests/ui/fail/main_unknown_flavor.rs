@@ -1,0 +1,2 @@
+#[celerity::main(flavor = "single_thread")]
+async fn main() {}

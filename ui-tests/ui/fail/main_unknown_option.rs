@@ -1,0 +1,2 @@
+#[celerity::main(flavour = "current_thread")]
+async fn main() {}

@@ -1,2 +1,0 @@
-#[celerity::main(flavor = "current_thread")]
-async fn main() {}

@@ -1,0 +1,2 @@
+#[celerity::main(worker_threads = 0)]
+async fn main() {}
