@@ -83,6 +83,10 @@ impl FromRequest for HeaderMap {
     fn from_request(request: &mut Request, _cx: &Context) -> Result<Self, HttpError> {
         Ok(request.headers().clone())
     }
+
+    fn from_request_owned(request: Request, _cx: &Context) -> Result<Self, HttpError> {
+        Ok(request.into_headers())
+    }
 }
 
 impl FromRequest for Method {
@@ -172,10 +176,10 @@ impl<T: DeserializeOwned> FromRequest for Option<Json<T>> {
 }
 
 fn check_json_content_type(request: &Request) -> Result<(), HttpError> {
-    let Some(value) = request.headers().get(header::CONTENT_TYPE) else {
+    let Some(value) = request.header_text(&header::CONTENT_TYPE) else {
         return Ok(());
     };
-    let essence = value.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     if essence == "application/json" || essence.ends_with("+json") {
         return Ok(());
     }

@@ -8,7 +8,9 @@ mod params;
 mod respond;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::net::IpAddr;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use celerity_proto::v1 as pb;
@@ -32,17 +34,137 @@ pub type Response = http::Response<Bytes>;
 ///
 /// Header names are lower case and every multi-valued field keeps all of its
 /// values. The body is the bytes the caller sent, not copied.
-#[derive(Debug, Clone, Default)]
+///
+/// The headers are kept as the runtime sent them until something asks for
+/// them ([`headers`](Self::headers), a `HeaderMap` or `Json` argument), and
+/// converted then, once: a handler that never looks at them never pays for
+/// them.
+#[derive(Clone, Default)]
 pub struct Request {
     method: Method,
     path: String,
     route: String,
     path_params: Params,
     query: Params,
-    headers: HeaderMap,
-    source_ip: Option<IpAddr>,
+    headers: Headers,
+    source_ip: SourceIp,
     request_id: String,
     body: Bytes,
+}
+
+/// A request's headers: the wire map, turned into a [`HeaderMap`] on first
+/// use. Once the map is built it is the headers, and the wire map is no
+/// longer read.
+#[derive(Clone, Default)]
+struct Headers {
+    wire: HashMap<String, pb::Values>,
+    map: OnceLock<HeaderMap>,
+}
+
+impl Headers {
+    fn get(&self) -> &HeaderMap {
+        self.map.get_or_init(|| header_map(&self.wire))
+    }
+
+    /// Takes the map, building it if it was not, to change it and put it
+    /// back with [`Headers::from_map`].
+    fn take_map(&mut self) -> HeaderMap {
+        let wire = std::mem::take(&mut self.wire);
+        self.map.take().unwrap_or_else(|| header_map(&wire))
+    }
+
+    fn from_map(map: HeaderMap) -> Headers {
+        Headers { wire: HashMap::new(), map: OnceLock::from(map) }
+    }
+
+    /// The text of the first valid value of `name`, as
+    /// `headers().get(name)` and `HeaderValue::to_str` would give it (`""`
+    /// for a value that is not visible ASCII), without building the map when
+    /// it can be read off the wire map.
+    fn first_text(&self, name: &HeaderName) -> Option<&str> {
+        if let Some(map) = self.map.get() {
+            return map.get(name).map(|value| value.to_str().unwrap_or(""));
+        }
+        let name = name.as_str();
+        let mut matching = self.wire.iter().filter(|(key, _)| key.eq_ignore_ascii_case(name));
+        let (_, values) = matching.next()?;
+        if matching.next().is_some() {
+            // Several spellings of the name, merged in the map: let it say.
+            return self.get().get(name).map(|value| value.to_str().unwrap_or(""));
+        }
+        let value = values.values.iter().find(|value| value.bytes().all(is_valid_value_byte))?;
+        Some(if value.bytes().all(is_visible_ascii) { value } else { "" })
+    }
+}
+
+/// What `HeaderValue::from_str` accepts.
+fn is_valid_value_byte(b: u8) -> bool {
+    b >= 32 && b != 127 || b == b'\t'
+}
+
+/// What `HeaderValue::to_str` accepts.
+fn is_visible_ascii(b: u8) -> bool {
+    (32..127).contains(&b) || b == b'\t'
+}
+
+/// The wire header map as a [`HeaderMap`]. The runtime sends lower-case
+/// names; a name or value that is not valid HTTP cannot be represented and
+/// is left out, with a trace.
+fn header_map(wire: &HashMap<String, pb::Values>) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(wire.len());
+    for (name, values) in wire {
+        let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
+            tracing::debug!(header = %name, "dropping a request header whose name is not valid HTTP");
+            continue;
+        };
+        for value in &values.values {
+            match HeaderValue::from_str(value) {
+                Ok(value) => {
+                    headers.append(name.clone(), value);
+                }
+                Err(_) => tracing::debug!(header = %name, "dropping a request header value that is not valid HTTP"),
+            }
+        }
+    }
+    headers
+}
+
+/// The caller's address: as the runtime sent it, parsed when asked for.
+#[derive(Clone)]
+enum SourceIp {
+    Wire(String),
+    Known(Option<IpAddr>),
+}
+
+impl Default for SourceIp {
+    fn default() -> Self {
+        SourceIp::Known(None)
+    }
+}
+
+impl SourceIp {
+    fn get(&self) -> Option<IpAddr> {
+        match self {
+            SourceIp::Wire(text) => text.parse().ok(),
+            SourceIp::Known(ip) => *ip,
+        }
+    }
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("route", &self.route)
+            .field("path_params", &self.path_params)
+            .field("query", &self.query)
+            .field("headers", self.headers())
+            .field("source_ip", &self.source_ip())
+            .field("request_id", &self.request_id)
+            .field("body", &self.body)
+            .finish()
+    }
 }
 
 impl Request {
@@ -59,44 +181,37 @@ impl Request {
         Request { method, route: path.clone(), path, ..Request::default() }
     }
 
-    /// Converts the wire form, percent-decoding path parameters.
+    /// Converts the wire form, percent-decoding path parameters. The headers
+    /// and the source address are converted when first asked for.
     pub(crate) fn from_wire(request: pb::HttpRequest) -> Result<Self, HttpError> {
         let method = Method::from_bytes(request.method.as_bytes())
             .map_err(|_| HttpError::bad_request(format!("invalid HTTP method {:?}", request.method)))?;
-        let mut path_params = Params::from_wire_in_route_order(values_map(request.path_params), &request.route);
-        path_params.percent_decode_values().map_err(|error| {
-            HttpError::bad_request(error.message().to_string()).with_detail(ErrorDetail::new(
-                error.code(),
-                error.path().iter().map(|s| PathSegment::Key(s.clone())).collect(),
-                error.message(),
-            ))
-        })?;
-        let query = Params::from_wire_sorted(values_map(request.query_params));
-        let mut headers = HeaderMap::with_capacity(request.headers.len());
-        for (name, values) in request.headers {
-            // The runtime sends lower-case names; anything that is not a valid
-            // header cannot be represented and is left out, with a trace.
-            let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
-                tracing::debug!(header = %name, "dropping a request header whose name is not valid HTTP");
-                continue;
-            };
-            for value in values.values {
-                match HeaderValue::from_str(&value) {
-                    Ok(value) => {
-                        headers.append(name.clone(), value);
-                    }
-                    Err(_) => tracing::debug!(header = %name, "dropping a request header value that is not valid HTTP"),
-                }
-            }
-        }
+        let path_params = if request.path_params.is_empty() {
+            Params::new()
+        } else {
+            let mut path_params = Params::from_wire_in_route_order(values(request.path_params), &request.route);
+            path_params.percent_decode_values().map_err(|error| {
+                HttpError::bad_request(error.message().to_string()).with_detail(ErrorDetail::new(
+                    error.code(),
+                    error.path().iter().map(|s| PathSegment::Key(s.clone())).collect(),
+                    error.message(),
+                ))
+            })?;
+            path_params
+        };
+        let query = if request.query_params.is_empty() {
+            Params::new()
+        } else {
+            Params::from_wire_sorted(values(request.query_params))
+        };
         Ok(Request {
             method,
             path: request.path,
             route: request.route,
             path_params,
             query,
-            headers,
-            source_ip: request.source_ip.parse().ok(),
+            headers: Headers { wire: request.headers, map: OnceLock::new() },
+            source_ip: SourceIp::Wire(request.source_ip),
             request_id: request.request_id,
             body: request.body,
         })
@@ -130,12 +245,12 @@ impl Request {
 
     /// Headers, with lower-case names and every value.
     pub fn headers(&self) -> &HeaderMap {
-        &self.headers
+        self.headers.get()
     }
 
     /// The caller's IP address, when the runtime knows it.
     pub fn source_ip(&self) -> Option<IpAddr> {
-        self.source_ip
+        self.source_ip.get()
     }
 
     /// The runtime's id for the request.
@@ -178,7 +293,10 @@ impl Request {
     /// When the name or value is not valid HTTP; this is a test helper.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
         let name = HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).expect("a valid header name");
-        self.headers.append(name, HeaderValue::from_str(value).expect("a valid header value"));
+        let value = HeaderValue::from_str(value).expect("a valid header value");
+        let mut headers = self.headers.take_map();
+        headers.append(name, value);
+        self.headers = Headers::from_map(headers);
         self
     }
 
@@ -190,7 +308,7 @@ impl Request {
 
     /// Sets the source IP.
     pub fn with_source_ip(mut self, ip: IpAddr) -> Self {
-        self.source_ip = Some(ip);
+        self.source_ip = SourceIp::Known(Some(ip));
         self
     }
 
@@ -200,13 +318,25 @@ impl Request {
         self
     }
 
+    /// Takes the headers, converting them if nothing has yet.
+    pub(crate) fn into_headers(mut self) -> HeaderMap {
+        self.headers.take_map()
+    }
+
     pub(crate) fn take_body(&mut self) -> Bytes {
         std::mem::take(&mut self.body)
     }
+
+    /// The text of the first value of the header `name` (`""` when it is not
+    /// visible ASCII), read without converting every header when it can be.
+    pub(crate) fn header_text(&self, name: &HeaderName) -> Option<&str> {
+        self.headers.first_text(name)
+    }
 }
 
-fn values_map(map: HashMap<String, pb::Values>) -> HashMap<String, Vec<String>> {
-    map.into_iter().map(|(k, v)| (k, v.values)).collect()
+/// The wire's parameter map, each name with its values.
+fn values(map: HashMap<String, pb::Values>) -> impl Iterator<Item = (String, Vec<String>)> {
+    map.into_iter().map(|(name, values)| (name, values.values))
 }
 
 /// Converts a response to the wire, keeping every header value. A status the
@@ -214,15 +344,45 @@ fn values_map(map: HashMap<String, pb::Values>) -> HashMap<String, Vec<String>> 
 /// builds statuses in that range.
 pub(crate) fn response_to_wire(response: Response) -> pb::HttpResponse {
     let (parts, body) = response.into_parts();
-    let mut headers: HashMap<String, pb::Values> = HashMap::with_capacity(parts.headers.keys_len());
-    for (name, value) in parts.headers.iter() {
-        let value = match value.to_str() {
-            Ok(text) => text.to_string(),
-            Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        };
-        headers.entry(name.as_str().to_string()).or_default().values.push(value);
+    pb::HttpResponse { status: u32::from(parts.status.as_u16()), headers: headers_to_wire(parts.headers), body }
+}
+
+/// A header map in the wire's form: one entry per name, its values in order.
+fn headers_to_wire(headers: HeaderMap) -> HashMap<String, pb::Values> {
+    if headers.is_empty() {
+        return HashMap::new();
     }
-    pb::HttpResponse { status: u32::from(parts.status.as_u16()), headers, body }
+    let mut wire = HashMap::with_capacity(headers.keys_len());
+    // The owned iterator yields each name once, with its first value, then
+    // `None` for each further value of the same name.
+    let mut current: Option<(HeaderName, Vec<String>)> = None;
+    for (name, value) in headers {
+        let value = value_text(&value);
+        match name {
+            Some(name) => {
+                if let Some((name, values)) = current.replace((name, vec![value])) {
+                    wire.insert(name.as_str().to_owned(), pb::Values { values });
+                }
+            }
+            None => {
+                if let Some((_, values)) = &mut current {
+                    values.push(value);
+                }
+            }
+        }
+    }
+    if let Some((name, values)) = current {
+        wire.insert(name.as_str().to_owned(), pb::Values { values });
+    }
+    wire
+}
+
+/// A header value as text: it is visible ASCII unless built from raw bytes.
+fn value_text(value: &HeaderValue) -> String {
+    match value.to_str() {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -275,5 +435,107 @@ mod tests {
         assert_eq!(wire.status, 201);
         assert_eq!(wire.headers["set-cookie"].values, ["a=1", "b=2"]);
         assert_eq!(wire.body, Bytes::from_static(b"ok"));
+    }
+
+    fn with_headers(headers: &[(&str, &[&str])]) -> Request {
+        let headers = headers.iter().map(|(name, v)| (name.to_string(), values(v))).collect();
+        Request::from_wire(pb::HttpRequest { method: "GET".into(), headers, ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn headers_are_converted_when_first_asked_for() {
+        let request = with_headers(&[("x-thing", &["1", "2"]), ("accept", &["text/plain"])]);
+        assert!(request.headers.map.get().is_none(), "nothing asked for them yet");
+        let copy = request.clone();
+        assert_eq!(request.headers().len(), 3);
+        assert_eq!(request.headers()["accept"], "text/plain");
+        assert!(request.headers.map.get().is_some());
+        assert_eq!(copy.headers(), request.headers(), "a clone converts the same headers");
+        assert!(format!("{request:?}").contains(r#""accept": "text/plain""#), "{request:?}");
+    }
+
+    #[test]
+    fn invalid_header_names_and_values_are_left_out() {
+        let request = with_headers(&[("bad name", &["1"]), ("x-ok", &["fine", "not\nfine", "also fine"])]);
+        assert_eq!(request.headers().len(), 2);
+        let all: Vec<_> = request.headers().get_all("x-ok").iter().collect();
+        assert_eq!(all, ["fine", "also fine"]);
+    }
+
+    #[test]
+    fn adding_a_header_keeps_the_ones_received() {
+        let request = with_headers(&[("x-a", &["1"])]).with_header("X-B", "2").with_header("x-a", "3");
+        let all: Vec<_> = request.headers().get_all("x-a").iter().collect();
+        assert_eq!(all, ["1", "3"]);
+        assert_eq!(request.headers()["x-b"], "2");
+    }
+
+    #[test]
+    fn one_header_is_read_off_the_wire_as_the_map_would_give_it() {
+        let cases: [&[(&str, &[&str])]; 7] = [
+            &[],
+            &[("accept", &["*/*"])],
+            &[("content-type", &["application/json"])],
+            &[("content-type", &["bad\u{7f}", "text/plain", "application/json"])],
+            &[("Content-Type", &["application/json; charset=utf-8"])],
+            &[("content-type", &["tëxt/plain"])],
+            &[("content-type", &["bad\n"])],
+        ];
+        for headers in cases {
+            let request = with_headers(headers);
+            let from_wire = request.header_text(&http::header::CONTENT_TYPE).map(str::to_string);
+            assert!(request.headers.map.get().is_none(), "read without converting: {headers:?}");
+            let from_map =
+                request.headers().get(http::header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("").to_string());
+            assert_eq!(from_wire, from_map, "{headers:?}");
+            assert_eq!(request.header_text(&http::header::CONTENT_TYPE).map(str::to_string), from_map);
+        }
+        // Two spellings of one name: the map merges them, and decides.
+        let request = with_headers(&[("Content-Type", &["a/b"]), ("content-type", &["c/d"])]);
+        let text = request.header_text(&http::header::CONTENT_TYPE).map(str::to_string);
+        assert_eq!(text.as_deref(), request.headers().get("content-type").map(|v| v.to_str().unwrap()));
+    }
+
+    #[test]
+    fn the_source_ip_is_parsed_when_asked_for() {
+        let from = |ip: &str| {
+            Request::from_wire(pb::HttpRequest { method: "GET".into(), source_ip: ip.into(), ..Default::default() })
+        };
+        assert_eq!(from("::1").unwrap().source_ip(), Some("::1".parse().unwrap()));
+        let request = from("nope").unwrap();
+        assert_eq!(request.source_ip(), None);
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(request.with_source_ip(ip).source_ip(), Some(ip));
+        assert_eq!(Request::default().source_ip(), None);
+    }
+
+    #[test]
+    fn bad_percent_encoding_in_a_path_parameter_is_still_refused() {
+        let wire = pb::HttpRequest {
+            method: "GET".into(),
+            route: "/files/{name}".into(),
+            path_params: HashMap::from([("name".to_string(), values(&["%FF"]))]),
+            ..Default::default()
+        };
+        let error = Request::from_wire(wire).unwrap_err();
+        assert_eq!(error.status(), 400);
+    }
+
+    #[test]
+    fn response_headers_go_to_the_wire_in_one_entry_per_name() {
+        let response = http::Response::builder()
+            .header("x-b", "1")
+            .header("content-type", "text/plain")
+            .header("x-b", "2")
+            .header("x-raw", HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap())
+            .header("x-b", "3")
+            .body(Bytes::new())
+            .unwrap();
+        let wire = response_to_wire(response);
+        assert_eq!(wire.headers.len(), 3);
+        assert_eq!(wire.headers["x-b"].values, ["1", "2", "3"]);
+        assert_eq!(wire.headers["content-type"].values, ["text/plain"]);
+        assert_eq!(wire.headers["x-raw"].values, ["café"]);
+        assert!(response_to_wire(Response::new(Bytes::new())).headers.is_empty());
     }
 }

@@ -1,7 +1,6 @@
 //! An ordered multi-map of request parameters (path or query).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use percent_encoding::percent_decode_str;
 
@@ -96,7 +95,7 @@ impl Params {
 
     /// Builds parameters from the wire map, ordered by name so that the
     /// order is deterministic (the wire map has no order of its own).
-    pub(crate) fn from_wire_sorted(map: HashMap<String, Vec<String>>) -> Params {
+    pub(crate) fn from_wire_sorted(map: impl IntoIterator<Item = (String, Vec<String>)>) -> Params {
         let mut entries: Vec<(String, Vec<String>)> = map.into_iter().collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         Params { entries }
@@ -105,7 +104,10 @@ impl Params {
     /// Builds parameters from the wire map, ordered by where each name
     /// appears in the route template as `{name}`, `{name+}` or `{*name}`.
     /// Names that do not appear in the route come last, ordered by name.
-    pub(crate) fn from_wire_in_route_order(map: HashMap<String, Vec<String>>, route: &str) -> Params {
+    pub(crate) fn from_wire_in_route_order(
+        map: impl IntoIterator<Item = (String, Vec<String>)>,
+        route: &str,
+    ) -> Params {
         let order = route_param_names(route);
         let rank = |name: &str| order.iter().position(|n| *n == name).unwrap_or(usize::MAX);
         let mut entries: Vec<(usize, String, Vec<String>)> =
@@ -182,6 +184,8 @@ fn route_param_names(route: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn wire(pairs: &[(&str, &[&str])]) -> HashMap<String, Vec<String>> {

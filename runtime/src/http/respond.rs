@@ -1,9 +1,10 @@
 //! What HTTP handlers can return.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use bytes::Bytes;
-use celerity_proto::v1::result::Outcome;
+use celerity_proto::v1::{self as pb, result::Outcome};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Serialize;
 
@@ -19,6 +20,36 @@ use super::{HttpError, Json, Response, response_to_wire};
 pub trait IntoResponse {
     /// Builds the response.
     fn into_response(self) -> Response;
+
+    /// The response in its wire form: `into_response`, converted. The SDK's
+    /// own types build it directly, without a `HeaderMap` in between; what
+    /// goes on the wire is the same. Not a public API.
+    #[doc(hidden)]
+    fn __into_wire_response(self) -> pb::HttpResponse
+    where
+        Self: Sized,
+    {
+        response_to_wire(self.into_response())
+    }
+}
+
+const TEXT: &str = "text/plain; charset=utf-8";
+const OCTETS: &str = "application/octet-stream";
+const JSON: &str = "application/json";
+
+/// What `response_to_wire` makes of a response with `status`, `body` and no
+/// header but `content-type`, when there is one.
+fn wire(status: StatusCode, content_type: Option<&'static str>, body: Bytes) -> pb::HttpResponse {
+    let headers = match content_type {
+        None => HashMap::new(),
+        Some(content_type) => {
+            let mut headers = HashMap::with_capacity(1);
+            headers
+                .insert(header::CONTENT_TYPE.as_str().to_owned(), pb::Values { values: vec![content_type.to_owned()] });
+            headers
+        }
+    };
+    pb::HttpResponse { status: u32::from(status.as_u16()), headers, body }
 }
 
 impl IntoResponse for Response {
@@ -31,11 +62,19 @@ impl IntoResponse for () {
     fn into_response(self) -> Response {
         with_status(StatusCode::NO_CONTENT, Response::new(Bytes::new()))
     }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(StatusCode::NO_CONTENT, None, Bytes::new())
+    }
 }
 
 impl IntoResponse for StatusCode {
     fn into_response(self) -> Response {
         with_status(self, Response::new(Bytes::new()))
+    }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(self, None, Bytes::new())
     }
 }
 
@@ -47,13 +86,13 @@ impl IntoResponse for HttpError {
 
 fn text(body: Bytes) -> Response {
     let mut response = Response::new(body);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT));
     response
 }
 
 fn octets(body: Bytes) -> Response {
     let mut response = Response::new(body);
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(OCTETS));
     response
 }
 
@@ -66,11 +105,19 @@ impl IntoResponse for String {
     fn into_response(self) -> Response {
         text(Bytes::from(self))
     }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(StatusCode::OK, Some(TEXT), Bytes::from(self))
+    }
 }
 
 impl IntoResponse for &'static str {
     fn into_response(self) -> Response {
         text(Bytes::from_static(self.as_bytes()))
+    }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(StatusCode::OK, Some(TEXT), Bytes::from_static(self.as_bytes()))
     }
 }
 
@@ -81,11 +128,22 @@ impl IntoResponse for Cow<'static, str> {
             Cow::Owned(s) => s.into_response(),
         }
     }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        match self {
+            Cow::Borrowed(s) => s.__into_wire_response(),
+            Cow::Owned(s) => s.__into_wire_response(),
+        }
+    }
 }
 
 impl IntoResponse for Bytes {
     fn into_response(self) -> Response {
         octets(self)
+    }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(StatusCode::OK, Some(OCTETS), self)
     }
 }
 
@@ -93,19 +151,34 @@ impl IntoResponse for Vec<u8> {
     fn into_response(self) -> Response {
         octets(Bytes::from(self))
     }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        wire(StatusCode::OK, Some(OCTETS), Bytes::from(self))
+    }
+}
+
+fn json_body<T: Serialize>(value: &T) -> Result<Bytes, HttpError> {
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|error| HttpError::internal(format!("the response could not be serialized as JSON: {error}")))
 }
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        match serde_json::to_vec(&self.0) {
+        match json_body(&self.0) {
             Ok(body) => {
-                let mut response = Response::new(Bytes::from(body));
-                response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                let mut response = Response::new(body);
+                response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
                 response
             }
-            Err(error) => {
-                HttpError::internal(format!("the response could not be serialized as JSON: {error}")).into_response()
-            }
+            Err(error) => error.into_response(),
+        }
+    }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        match json_body(&self.0) {
+            Ok(body) => wire(StatusCode::OK, Some(JSON), body),
+            Err(error) => error.__into_wire_response(),
         }
     }
 }
@@ -113,6 +186,12 @@ impl<T: Serialize> IntoResponse for Json<T> {
 impl<R: IntoResponse> IntoResponse for (StatusCode, R) {
     fn into_response(self) -> Response {
         with_status(self.0, self.1.into_response())
+    }
+
+    fn __into_wire_response(self) -> pb::HttpResponse {
+        let mut response = self.1.__into_wire_response();
+        response.status = u32::from(self.0.as_u16());
+        response
     }
 }
 
@@ -154,7 +233,7 @@ pub trait IntoHttpOutcome {
 
 impl<R: IntoResponse> IntoHttpOutcome for R {
     fn into_http_outcome(self) -> Outcome {
-        Outcome::Http(response_to_wire(self.into_response()))
+        Outcome::Http(self.__into_wire_response())
     }
 }
 
@@ -216,5 +295,46 @@ mod tests {
         }
         let via_error: Result<(), crate::Error> = Err(HttpError::conflict("taken").into());
         assert_eq!(response(via_error.into_http_outcome()).status, 409);
+    }
+
+    /// The SDK's own types build the wire response directly: it must be what
+    /// converting their `Response` gives.
+    #[test]
+    fn the_direct_wire_form_is_the_converted_response() {
+        fn same<R: IntoResponse + Clone + std::fmt::Debug>(value: R) {
+            assert_eq!(
+                value.clone().__into_wire_response(),
+                response_to_wire(value.clone().into_response()),
+                "{value:?}"
+            );
+            let with_status = (StatusCode::ACCEPTED, value);
+            assert_eq!(
+                with_status.clone().__into_wire_response(),
+                response_to_wire(with_status.into_response()),
+                "with a status"
+            );
+        }
+        same(());
+        same(StatusCode::IM_A_TEAPOT);
+        same(String::from("hello"));
+        same("static");
+        same(Cow::Borrowed("borrowed"));
+        same(Cow::<'static, str>::Owned("owned".to_string()));
+        same(Bytes::from_static(b"\x00\x01"));
+        same(vec![1u8, 2, 3]);
+        same(Json(serde_json::json!({"id": 1, "tags": ["a"]})));
+        same(HttpError::not_found("no such order"));
+        let mut headers = HeaderMap::new();
+        headers.append("set-cookie", HeaderValue::from_static("a=1"));
+        same((StatusCode::CREATED, headers, Bytes::from_static(b"x")));
+
+        struct NotJson;
+        impl Serialize for NotJson {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("no"))
+            }
+        }
+        assert_eq!(Json(NotJson).__into_wire_response(), response_to_wire(Json(NotJson).into_response()));
+        assert_eq!(Json(NotJson).__into_wire_response().status, 500);
     }
 }

@@ -2,6 +2,11 @@
 //! starts, WebSocket sends ending, the state of the stream after each turn.
 //! It keeps, per event in flight, the event's span and when it started, and
 //! nothing process-wide.
+//!
+//! When nothing would see it (the event's span is filtered out, metrics are
+//! off and so is the `DEBUG` line each answer gets), an event is not watched
+//! at all: starting it and answering it cost a few comparisons. An event
+//! answered late is still warned about then, by its id alone.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -82,7 +87,7 @@ impl Observer {
                 self.switches = Some(switches);
             }
             #[cfg(feature = "metrics")]
-            Some(runtime_message::Frame::Dispatch(dispatch)) => {
+            Some(runtime_message::Frame::Dispatch(dispatch)) if self.meter.is_some() => {
                 self.arriving = Some((dispatch.id.clone(), dispatch.handler_tag.clone(), records(dispatch)));
             }
             _ => {}
@@ -100,6 +105,9 @@ impl Observer {
             registration.origin.function,
             &dispatch.trace_context,
         );
+        if !self.watching(&span) {
+            return span;
+        }
         let watched = Watched {
             tag: dispatch.handler_tag.clone(),
             started: Instant::now(),
@@ -108,6 +116,19 @@ impl Observer {
         };
         self.events.insert(dispatch.id.clone(), watched);
         span
+    }
+
+    /// Whether an event running in `span` is to be watched: something would
+    /// see its outcome, its duration or the line logged when it is answered.
+    fn watching(&self, span: &Span) -> bool {
+        if !span.is_disabled() {
+            return true;
+        }
+        #[cfg(feature = "metrics")]
+        if self.meter.is_some() {
+            return true;
+        }
+        tracing::enabled!(tracing::Level::DEBUG)
     }
 
     /// A frame is going out.
@@ -126,13 +147,24 @@ impl Observer {
 
     fn answered(&mut self, result: &celerity_proto::v1::Result) {
         let outcome = EventOutcome::of(result.outcome.as_ref());
-        match self.events.remove(&result.id) {
+        // Nothing watched (the usual case with tracing and metrics off):
+        // no lookup.
+        let watched = if self.events.is_empty() { None } else { self.events.remove(&result.id) };
+        match watched {
             Some(event) => self.finished(event, result, outcome),
-            #[cfg(feature = "metrics")]
-            None => self.refused(result, outcome),
-            #[cfg(not(feature = "metrics"))]
-            None => {}
+            None => self.unwatched(result, outcome),
         }
+    }
+
+    /// An event that was not watched was answered: refused on arrival, or
+    /// started while nothing would see it.
+    fn unwatched(&self, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
+        if matches!(outcome, EventOutcome::Deadline | EventOutcome::Cancelled) {
+            // Only a started event is answered for this way.
+            tracing::warn!(event_id = %result.id, "the handler did not finish in time and was abandoned ({outcome})");
+        }
+        #[cfg(feature = "metrics")]
+        self.refused(result, outcome);
     }
 
     /// The event of a handler that was started was answered.
@@ -231,5 +263,179 @@ fn records(dispatch: &Dispatch) -> Option<usize> {
     match &dispatch.source {
         Some(Source::Consumer(batch)) => Some(batch.records.len()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use celerity_proto::v1::{HandlerConfig, HandlerError, HttpResponse, RuntimeConfig, result::Outcome};
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+    use crate::registry::HandlerKey;
+
+    const TAG: &str = "GET::/orders";
+
+    async fn noop() {}
+
+    /// The messages of the events logged, with their `event_id` and `tag`.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<(tracing::Level, String)>>>);
+
+    impl<S: tracing::Subscriber> Layer<S> for Lines {
+        fn on_event(&self, event: &tracing::Event<'_>, _cx: tracing_subscriber::layer::Context<'_, S>) {
+            struct Text(String);
+            impl tracing::field::Visit for Text {
+                fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                    self.0.push_str(&format!(" {}={value:?}", field.name()));
+                }
+            }
+            let mut text = Text(String::new());
+            event.record(&mut text);
+            self.0.lock().unwrap().push((*event.metadata().level(), text.0));
+        }
+    }
+
+    /// Runs `f` with a subscriber letting `level` and up through.
+    fn logging<T>(level: LevelFilter, f: impl FnOnce() -> T) -> (T, Vec<(tracing::Level, String)>) {
+        let lines = Lines::default();
+        let subscriber = tracing_subscriber::registry().with(lines.clone().with_filter(level));
+        let out = tracing::subscriber::with_default(subscriber, f);
+        let lines = lines.0.lock().unwrap().clone();
+        (out, lines)
+    }
+
+    fn serving(traced: bool, metrics: bool) -> (Observer, Vec<Registration>) {
+        let registrations = vec![Registration::http(HandlerKey::Tag(TAG.into()), noop)];
+        let mut observer = Observer::from_lookup(|_| None);
+        let config = RuntimeConfig {
+            tracing_enabled: traced,
+            metrics_enabled: metrics,
+            handlers: vec![HandlerConfig {
+                handler_name: "noop".into(),
+                handler_tag: TAG.into(),
+                timeout_ms: 1000,
+                tracing_enabled: false,
+                published_name: String::new(),
+            }],
+            protocol_version: None,
+        };
+        observer.inbound(&RuntimeMessage { frame: Some(runtime_message::Frame::Config(config)) }, &registrations);
+        (observer, registrations)
+    }
+
+    fn dispatch(id: &str) -> Dispatch {
+        Dispatch { id: id.into(), handler_tag: TAG.into(), ..Dispatch::default() }
+    }
+
+    fn result(id: &str, outcome: Outcome) -> HandlerMessage {
+        HandlerMessage {
+            frame: Some(handler_message::Frame::Result(celerity_proto::v1::Result {
+                id: id.into(),
+                credit_grant: 1,
+                outcome: Some(outcome),
+            })),
+        }
+    }
+
+    fn ok() -> Outcome {
+        Outcome::Http(HttpResponse { status: 200, ..HttpResponse::default() })
+    }
+
+    fn deadline() -> Outcome {
+        Outcome::Error(HandlerError {
+            message: "the handler ran past its deadline and did not finish".into(),
+            r#type: crate::session::error_type::DEADLINE_EXCEEDED.into(),
+            stack: String::new(),
+        })
+    }
+
+    /// Starts and answers one event, as the driver does.
+    fn event(observer: &mut Observer, registrations: &[Registration], id: &str, outcome: Outcome) -> (bool, usize) {
+        let dispatch = dispatch(id);
+        observer.inbound(
+            &RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch.clone())) },
+            registrations,
+        );
+        let span = observer.start(0, &registrations[0], &dispatch);
+        let watched = observer.events.len();
+        observer.outbound(&result(id, outcome));
+        assert!(observer.events.is_empty(), "an answered event is forgotten");
+        (span.is_disabled(), watched)
+    }
+
+    #[test]
+    fn an_event_nothing_would_see_is_not_watched() {
+        let (mut observer, registrations) = serving(false, false);
+        let ((disabled, watched), lines) =
+            logging(LevelFilter::INFO, || event(&mut observer, &registrations, "e1", ok()));
+        assert!(disabled, "an untraced handler's span is at TRACE");
+        assert_eq!(watched, 0);
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+
+    #[test]
+    fn an_event_whose_span_or_answer_is_seen_is_watched() {
+        let (mut observer, registrations) = serving(true, false);
+        let ((disabled, watched), _) = logging(LevelFilter::INFO, || event(&mut observer, &registrations, "e1", ok()));
+        assert!(!disabled, "a traced handler's span is at INFO");
+        assert_eq!(watched, 1);
+
+        let (mut observer, registrations) = serving(false, false);
+        let ((disabled, watched), _) = logging(LevelFilter::TRACE, || event(&mut observer, &registrations, "e2", ok()));
+        assert!(!disabled, "asked for, the TRACE span is there");
+        assert_eq!(watched, 1);
+
+        let (mut observer, registrations) = serving(false, false);
+        let ((disabled, watched), lines) =
+            logging(LevelFilter::DEBUG, || event(&mut observer, &registrations, "e3", ok()));
+        assert!(disabled);
+        assert_eq!(watched, 1, "the answer's DEBUG line is seen");
+        assert!(lines.iter().any(|(level, text)| *level == tracing::Level::DEBUG && text.contains("answered")));
+    }
+
+    #[test]
+    fn metrics_watch_every_event() {
+        let (mut observer, registrations) = serving(false, true);
+        let ((_, watched), _) = logging(LevelFilter::INFO, || event(&mut observer, &registrations, "e1", ok()));
+        assert_eq!(watched, usize::from(cfg!(feature = "metrics")));
+    }
+
+    #[test]
+    fn an_event_answered_late_is_warned_about_watched_or_not() {
+        let (mut observer, registrations) = serving(false, false);
+        let ((_, watched), lines) =
+            logging(LevelFilter::INFO, || event(&mut observer, &registrations, "late-1", deadline()));
+        assert_eq!(watched, 0);
+        let [(level, text)] = lines.as_slice() else { panic!("one line: {lines:?}") };
+        assert_eq!(*level, tracing::Level::WARN);
+        assert!(text.contains("did not finish in time and was abandoned (deadline)"), "{text}");
+        assert!(text.contains("event_id=late-1"), "{text}");
+
+        let (mut observer, registrations) = serving(true, false);
+        let ((_, watched), lines) =
+            logging(LevelFilter::INFO, || event(&mut observer, &registrations, "late-2", deadline()));
+        assert_eq!(watched, 1);
+        let [(level, text)] = lines.as_slice() else { panic!("one line: {lines:?}") };
+        assert_eq!(*level, tracing::Level::WARN);
+        assert!(text.contains("event_id=late-2") && text.contains(&format!("tag={TAG}")), "{text}");
+        assert!(text.contains("elapsed_ms="), "{text}");
+    }
+
+    #[test]
+    fn a_result_for_no_watched_event_costs_no_lookup_and_changes_nothing() {
+        let (mut observer, registrations) = serving(true, false);
+        logging(LevelFilter::INFO, || {
+            let dispatch = dispatch("kept");
+            let _span = observer.start(0, &registrations[0], &dispatch);
+            observer.outbound(&result("other", ok()));
+            assert_eq!(observer.events.len(), 1, "another event's answer leaves this one watched");
+            observer.exit();
+            assert!(observer.events.is_empty());
+        });
     }
 }

@@ -46,6 +46,11 @@
 //! - **Metrics are recorded only when `RuntimeConfig.metrics_enabled` is
 //!   true** (and the `metrics` feature is built in). Off, nothing is
 //!   recorded and no metric is registered.
+//! - When an event's span is filtered out, metrics are off and `DEBUG` is
+//!   not logged, the SDK keeps no record of the event at all: nothing would
+//!   read it. A handler abandoned at its deadline is still warned about, by
+//!   the event's id (with the tag and the time it ran when the event was
+//!   watched).
 //! - The application can overrule the runtime, for every handler, with
 //!   `CELERITY_SDK_TRACING` and `CELERITY_SDK_METRICS`: `on`, `off`, or
 //!   `runtime` (the default: the flags decide). A value that is none of
