@@ -272,21 +272,25 @@ impl App {
         self
     }
 
-    /// Serves the event stream from a thread of its own (`true`) or as a task
-    /// on the application's runtime (`false`, the default), whatever
-    /// `CELERITY_IO_THREAD` says.
+    /// Serves the event stream from a thread of its own (`true`, the
+    /// default) or as a task on the application's runtime (`false`),
+    /// whatever `CELERITY_IO_THREAD` says.
     ///
     /// On its own thread, handlers that block *every* worker thread of the
     /// runtime (with `std::thread::sleep` or a synchronous client, say)
-    /// still cannot hold back frames, cancellations or deadline answers. The
-    /// price is two thread hops per event: about 3× the CPU of an event's
-    /// bookkeeping and 60–90 µs of latency on a 2-core machine (see
-    /// `BENCHMARKS.md`). Handlers that keep blocking work on
-    /// `tokio::task::spawn_blocking` do not need it.
+    /// still cannot hold back frames, cancellations or deadline answers, and
+    /// request and response buffers are allocated and freed on one thread.
+    /// As a task, a small event costs less: no thread hop each way, which
+    /// `BENCHMARKS.md` measured at about 40 % less CPU and latency per event
+    /// at credit 1; but large bodies cost more (30–40 % less throughput at
+    /// 64 KiB and 1 MiB, from the allocator), and blocking handlers can hold
+    /// the stream back (a watchdog covers a single blocked worker). Handlers
+    /// that keep blocking work on `tokio::task::spawn_blocking` and serve
+    /// small events can turn it off.
     ///
     /// ```
     /// # async fn run() -> celerity::Result<()> {
-    /// celerity::App::new().io_thread(true).run().await
+    /// celerity::App::new().io_thread(false).run().await
     /// # }
     /// ```
     pub fn io_thread(mut self, on: bool) -> Self {
@@ -330,6 +334,14 @@ impl App {
             Some(settings) => settings,
             None => Settings::from_env().map_err(|e| Error::typed("SettingsError", e))?,
         };
+        if std::env::var_os("CELERITY_EXPOSE_STACK").is_some() {
+            // The old name of the opt-in: said once, since it no longer does
+            // anything and a stack the operator expects would just be missing.
+            tracing::warn!(
+                "CELERITY_EXPOSE_STACK is no longer read: set CELERITY_EXPOSE_PANICS=true to send a panic's message \
+                 and stack to the runtime"
+            );
+        }
         if let Some(on) = self.io_thread {
             settings.io_thread = on;
         }
@@ -384,9 +396,9 @@ where
 /// it does on the multi-threaded one (measured on 2 cores; that scheduler
 /// wakes another worker on nearly every event): a good choice when handlers
 /// only await I/O. Everything then runs on the thread that called
-/// `run_main_on`, so a handler that blocks (a synchronous client, CPU-heavy
-/// work) stops every other handler, and the event stream unless
-/// [`App::io_thread`] is on: move such work to `tokio::task::spawn_blocking`,
+/// `run_main_on` (the event stream apart, on its own thread unless
+/// [`App::io_thread`] is off), so a handler that blocks (a synchronous
+/// client, CPU-heavy work) stops every other handler: move such work to `tokio::task::spawn_blocking`,
 /// or stay on the multi-threaded runtime.
 ///
 /// ```no_run

@@ -2,19 +2,20 @@
 //! one writer, a task per event. It holds no protocol rules of its own; it
 //! carries out the session's actions.
 //!
-//! By default the stream is served as one task on the application's
-//! runtime, beside the handlers' tasks: a handler's task and the stream's
-//! wake each other on the same worker thread, with no thread hop. A handler
-//! blocking one worker thread leaves the others serving frames, deadlines
-//! and cancellations; blocking *every* worker thread stops the stream too.
+//! By default the stream is served from a thread of its own, on a
+//! single-threaded tokio runtime, while handlers run on the application's
+//! runtime. No user code runs on that thread (even building a handler's
+//! future happens inside its task), so a handler that blocks every worker
+//! thread of the application cannot stop frames being read, cancellations
+//! delivered or deadlines answered, and the buffers of requests and
+//! responses are allocated and freed on that one thread.
 //!
-//! With [`crate::App::io_thread`] (or `CELERITY_IO_THREAD=true`) the stream
-//! is served from a thread of its own, on a single-threaded tokio runtime,
-//! while handlers run on the application's runtime. No user code runs on
-//! that thread (even building a handler's future happens inside its task),
-//! so a handler that blocks every worker thread of the application cannot
-//! stop frames being read, cancellations delivered or deadlines answered.
-//! Every event then crosses threads twice, which costs CPU and latency.
+//! With [`crate::App::io_thread`]`(false)` (or `CELERITY_IO_THREAD=false`)
+//! the stream is served as one task on the application's runtime, beside
+//! the handlers' tasks: a handler's task and the stream's wake each other on
+//! the same worker, with no thread hop, which makes a small event cheaper.
+//! A handler blocking one worker thread leaves the others serving the stream
+//! (with the [`Watchdog`]'s help); blocking every worker stops it too.
 //!
 //! Either way a blocked worker thread runs no other handler. Blocking work
 //! (file I/O through `std::fs`, CPU-heavy computation, a synchronous client)
@@ -86,7 +87,7 @@ impl fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
-/// What reaches the driver from outside the I/O thread: the application's
+/// What reaches the driver from outside the stream's task: the application's
 /// requests and handler completions, on one channel so that a handler's
 /// requests arrive before its completion.
 // `Input` is large only for its frame variant, which never travels here.
@@ -150,23 +151,33 @@ struct Liveness {
 /// tick, the watchdog spawns an empty task from outside the runtime. That
 /// wakes a sleeping worker, which runs it, parks in the driver, and reads
 /// what is waiting. A stalled stream is held up for a tick or two at most;
-/// a stream that turns, or has nothing in flight, is only looked at.
+/// a stream that turns, or has nothing in flight, is only looked at, and
+/// probes that bring no turn back off to a few a second. Not started on a
+/// runtime with one worker, where no other worker could take over.
 struct Watchdog {
     liveness: Arc<Liveness>,
 }
 
 impl Watchdog {
     const TICK: Duration = Duration::from_millis(10);
+    /// Where the looks back off to while probes bring no turn: the stream
+    /// is then simply waiting (on slow handlers, say), or every worker is
+    /// blocked and no probe can help.
+    const MAX_TICK: Duration = Duration::from_millis(160);
 
     fn start(liveness: Arc<Liveness>, app: tokio::runtime::Handle) -> Watchdog {
         let watched = Arc::clone(&liveness);
         let _ = std::thread::Builder::new().name("celerity-watchdog".to_string()).spawn(move || {
             let mut last = u64::MAX;
+            let mut tick = Self::TICK;
             while !watched.stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Self::TICK);
+                std::thread::sleep(tick);
                 let turns = watched.turns.load(Ordering::Relaxed);
                 if turns == last && watched.in_flight.load(Ordering::Relaxed) > 0 {
                     drop(app.spawn(async {}));
+                    tick = (tick * 2).min(Self::MAX_TICK);
+                } else {
+                    tick = Self::TICK;
                 }
                 last = turns;
             }
@@ -194,18 +205,26 @@ pub(crate) async fn serve(
     command_rx: mpsc::UnboundedReceiver<Command>,
 ) -> Result<(), ServeError> {
     let app = tokio::runtime::Handle::current();
-    let io_thread = settings.io_thread;
-    let liveness = (!io_thread).then(|| Arc::new(Liveness::default()));
-    let served = Served { registrations, state, app, handle, liveness: liveness.clone() };
-    if let Some(liveness) = liveness {
-        let _watchdog = Watchdog::start(liveness, tokio::runtime::Handle::current());
+    if !settings.io_thread {
+        // The watchdog can only help where another worker can take over.
+        let workers = match app.runtime_flavor() {
+            tokio::runtime::RuntimeFlavor::CurrentThread => 1,
+            _ => app.metrics().num_workers(),
+        };
+        let liveness = (workers > 1).then(|| Arc::new(Liveness::default()));
+        let _watchdog = liveness.clone().map(|liveness| Watchdog::start(liveness, app.clone()));
+        let served = Served { registrations, state, app, handle, liveness };
         // A task rather than awaited here: `serve` is often the future of a
         // `block_on`, polled on a thread that is not a worker, and every
-        // wake-up between it and the handlers would cross threads.
-        return tokio::spawn(run_stream(served, settings, command_rx)).await.unwrap_or_else(|error| {
+        // wake-up between it and the handlers would cross threads. Aborted
+        // if this future is dropped (an application's own `select!`), so
+        // that the stream does not go on being served by nobody's will.
+        let mut task = AbortOnDrop(tokio::spawn(run_stream(served, settings, command_rx)));
+        return (&mut task.0).await.unwrap_or_else(|error| {
             Err(ServeError::Internal(format!("the task serving the stream ended without a result: {error}")))
         });
     }
+    let served = Served { registrations, state, app, handle, liveness: None };
     let (done_tx, done_rx) = oneshot::channel();
     std::thread::Builder::new()
         .name("celerity-io".to_string())
@@ -326,8 +345,8 @@ async fn run_stream(
                     let task = served.app.spawn(
                         async move {
                             // Building the future is user code too: it runs
-                            // here, never on the I/O thread, and a panic in it
-                            // is an answer like any other.
+                            // here, never on the stream's task or thread, and
+                            // a panic in it is an answer like any other.
                             let outcome = match guarded(|| handler.call(*dispatch, task_cx)) {
                                 Ok(future) => CatchPanic { future }.await,
                                 Err(outcome) => outcome,
@@ -380,8 +399,9 @@ async fn run_stream(
                         task.abort.abort();
                     }
                     if closed_our_half {
-                        // The frames are written by the connection, which
-                        // lives on this thread's runtime and goes with it.
+                        // The frames are written by the connection's own
+                        // task, which does not outlive the process (nor,
+                        // with the I/O thread, that thread's runtime).
                         // The runtime ending its half in answer to ours is
                         // the sign that it has read everything; wait for
                         // that, briefly (less when stopping at once).
@@ -405,7 +425,9 @@ async fn run_stream(
         if let Some(at) = session.next_timer()
             && armed.is_none_or(|armed| at < armed)
         {
-            let wait = at.saturating_sub(now_ms()).max(0) as u64;
+            // At most a day ahead: a deadline the runtime set further out
+            // re-arms then, and `Instant` arithmetic cannot overflow.
+            let wait = at.saturating_sub(now_ms()).clamp(0, 86_400_000) as u64;
             sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
             armed = Some(at);
         }
@@ -473,6 +495,15 @@ async fn run_stream(
             armed = None;
             session.handle(now, Input::Tick);
         }
+    }
+}
+
+/// Aborts the task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

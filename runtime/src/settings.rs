@@ -11,7 +11,7 @@
 //! | `CELERITY_HANDSHAKE_TIMEOUT_MS` | how long to wait, from connecting, for the event stream to open, for `RuntimeConfig`, and then for `ReadyAck` | `30000` |
 //! | `CELERITY_CANCEL_GRACE_MS` | how long a handler may run on after its deadline passes or a `Cancel` arrives, before it is dropped and answered for; below `5000` (the runtime reclaims the place itself after 5 s) | `1000` |
 //! | `CELERITY_SHUTDOWN_GRACE_MS` | the deadline put on `Draining` after SIGTERM or SIGINT | `10000` |
-//! | `CELERITY_IO_THREAD` | `true`: serve the event stream from a thread of its own, so that handlers blocking every worker thread cannot hold back frames, cancellations or deadlines; costs two thread hops per event | off |
+//! | `CELERITY_IO_THREAD` | `false`: serve the event stream as a task on the application's runtime instead of from a thread of its own: less CPU and latency per small event, but handlers blocking every worker thread then hold it back (see [`crate::App::io_thread`]) | on |
 //! | `CELERITY_EXPOSE_PANICS` | `true`: a panicking handler's message goes in `HandlerError.message` and its stack trace in `HandlerError.stack`, and a consumer record that panicked fails with `panicked: <message>`. Off by default, because the runtime shows `HandlerError` text to HTTP callers: the answer is then `the handler panicked` (a record's failure `panicked`), and the message is only logged | off |
 
 use std::fmt;
@@ -60,8 +60,11 @@ impl fmt::Display for Target {
     }
 }
 
-/// Everything the SDK reads from its environment.
+/// Everything the SDK reads from its environment. Built by
+/// [`Settings::from_env`] or [`Settings::from_lookup`]; its fields can then
+/// be changed, and more may be added.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// Where the runtime serves.
     pub target: Target,
@@ -165,7 +168,7 @@ impl Settings {
                 1,
             )?),
             io_thread: match lookup("CELERITY_IO_THREAD") {
-                None => false,
+                None => true,
                 Some(value) => parse_bool("CELERITY_IO_THREAD", &value)?,
             },
             expose_panics: match lookup("CELERITY_EXPOSE_PANICS") {
@@ -293,8 +296,8 @@ mod tests {
 
     #[test]
     fn the_stack_is_exposed_only_when_asked() {
-        assert!(!settings(&[]).unwrap().io_thread);
-        assert!(settings(&[("CELERITY_IO_THREAD", "true")]).unwrap().io_thread);
+        assert!(settings(&[]).unwrap().io_thread);
+        assert!(!settings(&[("CELERITY_IO_THREAD", "false")]).unwrap().io_thread);
         assert!(settings(&[("CELERITY_IO_THREAD", "often")]).is_err());
         assert!(settings(&[("CELERITY_EXPOSE_PANICS", "true")]).unwrap().expose_panics);
         assert!(!settings(&[("CELERITY_EXPOSE_PANICS", "false")]).unwrap().expose_panics);
