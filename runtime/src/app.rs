@@ -281,10 +281,10 @@ impl App {
     /// still cannot hold back frames, cancellations or deadline answers, and
     /// request and response buffers are allocated and freed on one thread.
     /// As a task, a small event costs less: no thread hop each way, which
-    /// `BENCHMARKS.md` measured at about 40 % less CPU and latency per event
-    /// at credit 1; but large bodies cost more (30–40 % less throughput at
-    /// 64 KiB and 1 MiB, from the allocator), and blocking handlers can hold
-    /// the stream back (a watchdog covers a single blocked worker). Handlers
+    /// `BENCHMARKS.md` measured at about a third less CPU and latency per
+    /// event at credit 1; but large bodies cost more (a quarter to a third
+    /// less throughput at 64 KiB and 1 MiB, from the allocator), and
+    /// blocking handlers can hold the stream back (a watchdog covers a single blocked worker). Handlers
     /// that keep blocking work on `tokio::task::spawn_blocking` and serve
     /// small events can turn it off.
     ///
