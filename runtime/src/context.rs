@@ -35,21 +35,9 @@ struct Inner {
 }
 
 impl Context {
-    pub(crate) fn new(
-        id: String,
-        tag: String,
-        handler_name: &'static str,
-        deadline_unix_ms: i64,
-        trace_context: HashMap<String, String>,
-        state: Arc<StateMap>,
-        app: AppHandle,
-    ) -> Self {
-        Self::build(id.into(), tag.into(), handler_name, deadline_unix_ms, trace_context, state, Some(app))
-    }
-
-    /// [`Context::new`] with the id and tag already shared, as the driver
+    /// A context for one event. The id and tag are shared, as the driver
     /// holds them: no copy of either per event.
-    pub(crate) fn for_event(
+    pub(crate) fn new(
         id: Arc<str>,
         tag: Arc<str>,
         handler_name: &'static str,

@@ -328,7 +328,7 @@ async fn run_stream(
                     // A dispatch's tag is always its handler's bound tag: one
                     // copy per handler, shared by every context.
                     let tag = tags[handler].get_or_insert_with(|| Arc::from(dispatch.handler_tag.as_str())).clone();
-                    let cx = Context::for_event(
+                    let cx = Context::new(
                         Arc::clone(&id),
                         tag,
                         registration.origin.function,

@@ -435,8 +435,8 @@ impl Call {
         let mut state = self.state;
         state.insert(Arc::new(WsLink::new(self.ws, dispatch.id.clone())));
         let cx = Context::new(
-            dispatch.id.clone(),
-            dispatch.handler_tag.clone(),
+            dispatch.id.as_str().into(),
+            dispatch.handler_tag.as_str().into(),
             self.registration.as_ref().map_or("", |r| r.origin.function),
             dispatch.deadline_unix_ms,
             dispatch.trace_context.clone(),
