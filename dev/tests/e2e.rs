@@ -6,139 +6,23 @@
 //! pointing it at a FIFO holds that request in the handler until the test
 //! writes to the FIFO, which is how a request is kept in flight.
 
-use std::ffi::CString;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 
-struct Dev {
-    child: Child,
-    log: Arc<Mutex<String>>,
-    port: u16,
-}
+mod common;
 
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Dev, dev_command, example_binary, http, mkfifo, read, send};
 
-/// The `hello` binary. `cargo test --workspace` builds it (for hello's own
-/// tests) before any test runs, so the one in the target directory is used
-/// as is; only when it is missing is it built here (building it with `-p
-/// hello` alone could unify features differently and rebuild its
-/// dependencies). `CELERITY_DEV_E2E_HELLO` names another binary.
-fn hello_binary(root: &Path) -> PathBuf {
-    if let Some(path) = std::env::var_os("CELERITY_DEV_E2E_HELLO") {
-        return PathBuf::from(path);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let binary = target.join("debug").join("hello");
-    if !binary.is_file() {
-        let status = Command::new(env!("CARGO")).args(["build", "-p", "hello"]).current_dir(root).status().unwrap();
-        assert!(status.success(), "cargo build -p hello failed");
-    }
-    binary
-}
-
-impl Dev {
-    fn start(greeting_file: &Path) -> Dev {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let hello = hello_binary(&root);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_celerity-dev"))
-            .arg("run")
-            .arg(&hello)
-            .args(["--port", "0", "--timeout-ms", "8000", "--drain-timeout-ms", "10000"])
-            .current_dir(&root)
-            .env("HELLO_GREETING_FILE", greeting_file)
-            .env("CELERITY_CANCEL_GRACE_MS", "200")
-            .env_remove("CELERITY_DRAIN_TIMEOUT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start celerity-dev");
-        let log = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn({
-            let log = Arc::clone(&log);
-            move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    let mut log = log.lock().unwrap();
-                    log.push_str(&line);
-                    log.push('\n');
-                }
-            }
-        });
-        let mut dev = Dev { child, log, port: 0 };
-        let line = dev.wait_for("serving on http://127.0.0.1:", Duration::from_secs(60));
-        let port = line.rsplit(':').next().unwrap().trim().parse().expect("the port in the banner");
-        dev.port = port;
-        dev
-    }
-
-    fn text(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits for a log line containing `needle` and returns it.
-    fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(line) = self.text().lines().find(|l| l.contains(needle)) {
-                return line.to_owned();
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("celerity-dev exited ({status}) before logging {needle:?}:\n{}", self.text());
-            }
-            assert!(Instant::now() < deadline, "no {needle:?} in the log:\n{}", self.text());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-struct Response {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-fn send(port: u16, method: &str, path: &str, body: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    stream
-}
-
-fn read(mut stream: TcpStream) -> Response {
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    Response { status, head: head.to_owned(), body: body.to_owned() }
-}
-
-fn http(port: u16, method: &str, path: &str, body: &str) -> Response {
-    read(send(port, method, path, body))
-}
-
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+/// `celerity-dev run <hello>`, with `hello`'s greeting read from
+/// `greeting_file`.
+fn start(greeting_file: &Path) -> Dev {
+    let mut command = dev_command(&example_binary("hello", "CELERITY_DEV_E2E_HELLO"));
+    command.args(["--timeout-ms", "8000", "--drain-timeout-ms", "10000"]).env("HELLO_GREETING_FILE", greeting_file);
+    Dev::spawn(command)
 }
 
 /// Writes `text` into the FIFO once the handler has opened it for reading.
@@ -177,7 +61,7 @@ fn hello_end_to_end_with_a_drain_that_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("greeting");
     mkfifo(&fifo);
-    let mut dev = Dev::start(&fifo);
+    let mut dev = start(&fifo);
     let port = dev.port;
 
     // HTTP: success, a validation error, no route, a method not served.

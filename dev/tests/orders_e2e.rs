@@ -11,13 +11,10 @@
 //! for writing before it is made, and that `open` blocks until the test
 //! opens the FIFO for reading ([`AuditPipe`]).
 
-use std::ffi::CString;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::ffi::OsStrExt;
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -27,123 +24,27 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-/// How long anything the test waits for may take on a loaded machine.
-const PATIENCE: Duration = Duration::from_secs(20);
+mod common;
 
-/// A running `celerity-dev run <orders>`, its log (its stderr, which the
-/// `orders` process inherits, so the handler's own log lines are in it too)
-/// and its port.
-struct Dev {
-    child: Child,
-    log: Arc<Mutex<String>>,
-    port: u16,
-}
+use common::{Dev, PATIENCE, dev_command, example_binary, http, mkfifo, number_after, read, send};
 
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Starts celerity-dev on `orders` with `args` after the binary and `env`
+/// set, and waits until it serves.
+fn start(args: &[&str], env: &[(&str, &Path)]) -> Dev {
+    let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
+    command
+        .args(["--timeout-ms", "15000", "--drain-timeout-ms", "15000"])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .env_remove("ORDERS_AUDIT_LOG")
+        .env_remove("ORDERS_CHAOS");
+    for (name, value) in env {
+        command.env(name, value);
     }
-}
-
-/// The number right after `needle` in `line`. The handler shares
-/// celerity-dev's stderr, and its lines can land in the middle of one of
-/// celerity-dev's, so the number is read up to its last digit.
-fn number_after<T: std::str::FromStr>(line: &str, needle: &str) -> T {
-    let rest = &line[line.find(needle).unwrap_or_else(|| panic!("no {needle:?} in {line:?}")) + needle.len()..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().unwrap_or_else(|_| panic!("no number after {needle:?} in {line:?}"))
-}
-
-/// The `orders` binary. `cargo test --workspace` builds it (for orders' own
-/// tests) before any test runs, so the one in the target directory is used
-/// as is; only when it is missing is it built here.
-/// `CELERITY_DEV_E2E_ORDERS` names another binary.
-fn orders_binary(root: &Path) -> PathBuf {
-    if let Some(path) = std::env::var_os("CELERITY_DEV_E2E_ORDERS") {
-        return PathBuf::from(path);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let binary = target.join("debug").join("orders");
-    if !binary.is_file() {
-        let status = Command::new(env!("CARGO")).args(["build", "-p", "orders"]).current_dir(root).status().unwrap();
-        assert!(status.success(), "cargo build -p orders failed");
-    }
-    binary
+    Dev::spawn(command)
 }
 
 impl Dev {
-    /// Starts celerity-dev with `args` after the binary and `env` set, and
-    /// waits until it serves.
-    fn start(args: &[&str], env: &[(&str, &Path)]) -> Dev {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let orders = orders_binary(&root);
-        let mut command = Command::new(env!("CARGO_BIN_EXE_celerity-dev"));
-        command
-            .arg("run")
-            .arg(&orders)
-            .args(["--port", "0", "--timeout-ms", "15000", "--drain-timeout-ms", "15000"])
-            .args(args)
-            .current_dir(&root)
-            .env("CELERITY_CANCEL_GRACE_MS", "200")
-            .env("RUST_LOG", "info")
-            .env_remove("CELERITY_DRAIN_TIMEOUT")
-            .env_remove("ORDERS_AUDIT_LOG")
-            .env_remove("ORDERS_CHAOS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("start celerity-dev");
-        let log = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn({
-            let log = Arc::clone(&log);
-            move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    let mut log = log.lock().unwrap();
-                    log.push_str(&line);
-                    log.push('\n');
-                }
-            }
-        });
-        let mut dev = Dev { child, log, port: 0 };
-        let line = dev.wait_for("serving on http://127.0.0.1:", Duration::from_secs(60));
-        dev.port = number_after(&line, "serving on http://127.0.0.1:");
-        dev
-    }
-
-    fn text(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// The lines of the log containing `needle`.
-    fn count(&self, needle: &str) -> usize {
-        self.text().lines().filter(|l| l.contains(needle)).count()
-    }
-
-    /// Waits for a log line containing `needle` and returns it.
-    fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
-        self.wait_for_nth(needle, 1, timeout)
-    }
-
-    /// Waits for the `n`th log line containing `needle` and returns it.
-    fn wait_for_nth(&mut self, needle: &str, n: usize, timeout: Duration) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(line) = self.text().lines().filter(|l| l.contains(needle)).nth(n - 1) {
-                return line.to_owned();
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("celerity-dev exited ({status}) before logging {needle:?} (#{n}):\n{}", self.text());
-            }
-            assert!(Instant::now() < deadline, "no {needle:?} (#{n}) in the log:\n{}", self.text());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
     /// The pid of the `orders` process celerity-dev started.
     fn handler_pid(&mut self) -> u32 {
         let line = self.wait_for("(pid ", PATIENCE);
@@ -180,49 +81,6 @@ impl Dev {
     }
 }
 
-struct Response {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Response {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.status, self.body))
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|line| {
-            let (n, v) = line.split_once(':')?;
-            n.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-        })
-    }
-}
-
-fn send(port: u16, method: &str, path: &str, body: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    stream
-}
-
-fn read(mut stream: TcpStream) -> Response {
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    Response { status, head: head.to_owned(), body: body.to_owned() }
-}
-
-fn http(port: u16, method: &str, path: &str, body: &str) -> Response {
-    read(send(port, method, path, body))
-}
-
 /// `POST /orders` for `customer`, expecting a 201; returns the order.
 fn create_order(dev: &Dev, customer: &str) -> Value {
     let body = json!({"customer": customer, "items": [{"sku": "latte", "quantity": 2}], "tags": ["gift"]});
@@ -233,12 +91,6 @@ fn create_order(dev: &Dev, customer: &str) -> Value {
 
 fn id_of(order: &Value) -> String {
     order["id"].as_str().unwrap_or_else(|| panic!("no id in {order}")).to_owned()
-}
-
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
 /// The audit log as a FIFO. While it is open for reading, a thread reads
@@ -344,7 +196,7 @@ fn wait_blocked_on_fifo(pid: u32) {
 
 #[test]
 fn orders_http_consumer_and_schedule_end_to_end() {
-    let dev = Dev::start(&[], &[]);
+    let dev = start(&[], &[]);
     let port = dev.port;
 
     // HTTP success: 201 with a location, then the same order with a 200.
@@ -437,7 +289,7 @@ fn orders_http_consumer_and_schedule_end_to_end() {
 /// runtime's invoke endpoint is called.
 #[test]
 fn orders_custom_invocation_end_to_end() {
-    let mut dev = Dev::start(&[], &[]);
+    let mut dev = start(&[], &[]);
     let port = dev.port;
     let invoke = |payload: Value, invocation_type: &str| {
         let body = json!({"handlerName": "quoteOrder", "invocationType": invocation_type, "payload": payload});
@@ -548,7 +400,7 @@ async fn websocket_push_with_ack(dev: &mut Dev) {
 
 #[test]
 fn orders_websocket_push_with_an_acknowledgement() {
-    let mut dev = Dev::start(&["--ack-timeout-ms", "1000", "--ack-attempts", "3"], &[]);
+    let mut dev = start(&["--ack-timeout-ms", "1000", "--ack-attempts", "3"], &[]);
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -561,7 +413,7 @@ fn orders_websocket_push_with_an_acknowledgement() {
 fn orders_client_gone_cancels_and_sigterm_drains_without_loss() {
     let dir = tempfile::tempdir().unwrap();
     let mut audit = AuditPipe::new(dir.path());
-    let mut dev = Dev::start(&[], &[("ORDERS_AUDIT_LOG", audit.path.as_path())]);
+    let mut dev = start(&[], &[("ORDERS_AUDIT_LOG", audit.path.as_path())]);
     let port = dev.port;
     let pid = dev.handler_pid();
 

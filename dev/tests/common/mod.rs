@@ -1,0 +1,194 @@
+//! What the end-to-end tests share: a `celerity-dev run <example>` process
+//! with its log and port, an example binary from the target directory, a
+//! bare HTTP/1.1 client and FIFOs.
+
+// Each test crate uses its own part of this module.
+#![allow(dead_code)]
+
+use std::ffi::CString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long anything a test waits for may take on a loaded machine.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// An example's binary (`package`). `cargo test --workspace` builds it (for
+/// the example's own tests) before any test runs, so the one in the target
+/// directory is used as is; only when it is missing is it built here
+/// (building it with `-p` alone could unify features differently and
+/// rebuild its dependencies). The variable `override_var` names another
+/// binary.
+pub fn example_binary(package: &str, override_var: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(override_var) {
+        return PathBuf::from(path);
+    }
+    let root = root();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let binary = target.join("debug").join(package);
+    if !binary.is_file() {
+        let status = Command::new(env!("CARGO")).args(["build", "-p", package]).current_dir(&root).status().unwrap();
+        assert!(status.success(), "cargo build -p {package} failed");
+    }
+    binary
+}
+
+/// `celerity-dev run <binary>` on a free port, from the workspace root, with
+/// a short cancel grace and nothing inherited that would change a test's
+/// timing; the caller adds its own arguments and environment.
+pub fn dev_command(binary: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_celerity-dev"));
+    command
+        .arg("run")
+        .arg(binary)
+        .args(["--port", "0"])
+        .current_dir(root())
+        .env("CELERITY_CANCEL_GRACE_MS", "200")
+        .env_remove("CELERITY_DRAIN_TIMEOUT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// A running `celerity-dev`, its log (its stderr, which the handler process
+/// inherits, so the handler's own log lines are in it too) and its port.
+pub struct Dev {
+    pub child: Child,
+    log: Arc<Mutex<String>>,
+    pub port: u16,
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Dev {
+    /// Starts `command` (from [`dev_command`]) and waits until it serves.
+    pub fn spawn(mut command: Command) -> Dev {
+        let mut child = command.spawn().expect("start celerity-dev");
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn({
+            let log = Arc::clone(&log);
+            move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut log = log.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            }
+        });
+        let mut dev = Dev { child, log, port: 0 };
+        let line = dev.wait_for("serving on http://127.0.0.1:", Duration::from_secs(60));
+        dev.port = number_after(&line, "serving on http://127.0.0.1:");
+        dev
+    }
+
+    /// The log so far.
+    pub fn text(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The lines of the log containing `needle`.
+    pub fn count(&self, needle: &str) -> usize {
+        self.text().lines().filter(|l| l.contains(needle)).count()
+    }
+
+    /// Waits for a log line containing `needle` and returns it.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        self.wait_for_nth(needle, 1, timeout)
+    }
+
+    /// Waits for the `n`th log line containing `needle` and returns it.
+    pub fn wait_for_nth(&mut self, needle: &str, n: usize, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.text().lines().filter(|l| l.contains(needle)).nth(n - 1) {
+                return line.to_owned();
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("celerity-dev exited ({status}) before logging {needle:?} (#{n}):\n{}", self.text());
+            }
+            assert!(Instant::now() < deadline, "no {needle:?} (#{n}) in the log:\n{}", self.text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The number right after `needle` in `line`. The handler shares
+/// celerity-dev's stderr, and its lines can land in the middle of one of
+/// celerity-dev's, so the number is read up to its last digit.
+pub fn number_after<T: std::str::FromStr>(line: &str, needle: &str) -> T {
+    let rest = &line[line.find(needle).unwrap_or_else(|| panic!("no {needle:?} in {line:?}")) + needle.len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or_else(|_| panic!("no number after {needle:?} in {line:?}"))
+}
+
+/// An HTTP response as read off the socket.
+pub struct Response {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Response {
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.status, self.body))
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+}
+
+/// Sends a request with a JSON body; the response is read with [`read`].
+pub fn send(port: u16, method: &str, path: &str, body: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
+}
+
+/// Reads the whole response (the request said `Connection: close`).
+pub fn read(mut stream: TcpStream) -> Response {
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    Response { status, head: head.to_owned(), body: body.to_owned() }
+}
+
+/// A request and its response.
+pub fn http(port: u16, method: &str, path: &str, body: &str) -> Response {
+    read(send(port, method, path, body))
+}
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
