@@ -150,19 +150,21 @@ struct Liveness {
 /// events are in flight and the stream task has not turned since the last
 /// tick, the watchdog spawns an empty task from outside the runtime. That
 /// wakes a sleeping worker, which runs it, parks in the driver, and reads
-/// what is waiting. A stalled stream is held up for a tick or two at most;
-/// a stream that turns, or has nothing in flight, is only looked at, and
-/// probes that bring no turn back off to a few a second. Not started on a
-/// runtime with one worker, where no other worker could take over.
+/// what is waiting. A stalled stream is held up for a tick or two at most
+/// (a few ticks more when the first event after a quiet spell blocks); a
+/// stream that turns is only looked at, one with nothing in flight is looked
+/// at a few times a second, and probes that bring no turn back off to that
+/// pace too. Not started on a runtime with one worker, where no other worker
+/// could take over.
 struct Watchdog {
     liveness: Arc<Liveness>,
 }
 
 impl Watchdog {
     const TICK: Duration = Duration::from_millis(10);
-    /// Where the looks back off to while probes bring no turn: the stream
-    /// is then simply waiting (on slow handlers, say), or every worker is
-    /// blocked and no probe can help.
+    /// The pace with nothing in flight, and where the looks back off to
+    /// while probes bring no turn: the stream is then simply waiting (on
+    /// slow handlers, say), or every worker is blocked and no probe can help.
     const MAX_TICK: Duration = Duration::from_millis(160);
 
     fn start(liveness: Arc<Liveness>, app: tokio::runtime::Handle) -> Watchdog {
@@ -173,12 +175,16 @@ impl Watchdog {
             while !watched.stop.load(Ordering::Relaxed) {
                 std::thread::sleep(tick);
                 let turns = watched.turns.load(Ordering::Relaxed);
-                if turns == last && watched.in_flight.load(Ordering::Relaxed) > 0 {
+                let in_flight = watched.in_flight.load(Ordering::Relaxed);
+                tick = if in_flight == 0 {
+                    // Nothing a handler could be blocking: look rarely.
+                    Self::MAX_TICK
+                } else if turns == last {
                     drop(app.spawn(async {}));
-                    tick = (tick * 2).min(Self::MAX_TICK);
+                    (tick * 2).min(Self::MAX_TICK)
                 } else {
-                    tick = Self::TICK;
-                }
+                    Self::TICK
+                };
                 last = turns;
             }
         });
