@@ -301,10 +301,20 @@ mod tests {
     }
 
     /// Runs `f` with a subscriber letting `level` and up through.
+    ///
+    /// One at a time: tracing caches whether a callsite is enabled for every
+    /// subscriber alive at once, so a `TRACE` subscriber of a test running
+    /// beside this one would enable this one's `TRACE` spans too.
     fn logging<T>(level: LevelFilter, f: impl FnOnce() -> T) -> (T, Vec<(tracing::Level, String)>) {
+        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let lines = Lines::default();
         let subscriber = tracing_subscriber::registry().with(lines.clone().with_filter(level));
-        let out = tracing::subscriber::with_default(subscriber, f);
+        let out = tracing::subscriber::with_default(subscriber, || {
+            // The cache still holds what the last test's subscriber wanted.
+            tracing::callsite::rebuild_interest_cache();
+            f()
+        });
         let lines = lines.0.lock().unwrap().clone();
         (out, lines)
     }
