@@ -56,7 +56,7 @@ use crate::handle::AppHandle;
 use crate::observe::Observer;
 use crate::panics::{CatchPanic, guarded};
 use crate::registry::Registration;
-use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionConfig, SessionError, WsOutcome};
+use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionError, WsOutcome};
 use crate::settings::Settings;
 use crate::transport::{self, ConnectError, error_chain};
 
@@ -261,7 +261,7 @@ async fn run_stream(
         .iter()
         .map(|r| HandlerSpec { key: r.key.clone(), max_concurrent: r.max_concurrent, label: r.origin.to_string() })
         .collect();
-    let config = SessionConfig::from_settings(specs, &settings);
+    let config = settings.session_config(specs);
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
 
     let (out_tx, out_rx) = mpsc::channel::<HandlerMessage>(1024);

@@ -19,6 +19,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::session::{HandlerSpec, SessionConfig};
+
 /// Where the runtime serves when `CELERITY_RUNTIME_SOCKET` is not set.
 pub const DEFAULT_SOCKET: &str = "/var/run/celerity/runtime.sock";
 /// The loopback TCP port used when the fallback is enabled and no port is set.
@@ -26,17 +28,11 @@ pub const DEFAULT_FALLBACK_PORT: u16 = 8592;
 /// The worker pool size, and so the initial credit, when
 /// `CELERITY_HANDLER_CONCURRENCY` is not set.
 pub const DEFAULT_CONCURRENCY: u32 = 64;
-/// The largest frame accepted or sent when `CELERITY_MAX_MESSAGE_BYTES` is not set.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// The smallest `CELERITY_MAX_MESSAGE_BYTES`: every answer the SDK composes
 /// itself must fit a frame.
 pub const MIN_MAX_MESSAGE_BYTES: usize = crate::session::MIN_MESSAGE_BYTES;
-/// How long the handshake may take when `CELERITY_HANDSHAKE_TIMEOUT_MS` is
-/// not set: the 30 s the runtime gives a handler to send `Ready`.
-pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
-/// How long a cancelled handler may run on when `CELERITY_CANCEL_GRACE_MS` is
-/// not set.
-pub const DEFAULT_CANCEL_GRACE_MS: u64 = 1_000;
+
+pub use crate::session::{DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES};
 /// How long the runtime waits after cancelling before it takes the place
 /// back itself. The cancel grace must be shorter, so that the answer for a
 /// handler that ignores its cancellation still returns the place.
@@ -112,6 +108,18 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {}
 
 impl Settings {
+    /// The protocol core's configuration for `handlers`, with every setting
+    /// it uses taken from these: the pool size, the cancellation and
+    /// shutdown graces, the handshake timeout and the largest frame.
+    pub fn session_config(&self, handlers: Vec<HandlerSpec>) -> SessionConfig {
+        let mut config = SessionConfig::new(handlers, self.concurrency);
+        config.cancel_grace_ms = u64::try_from(self.cancel_grace.as_millis()).unwrap_or(u64::MAX);
+        config.shutdown_grace_ms = u64::try_from(self.shutdown_grace.as_millis()).unwrap_or(u64::MAX);
+        config.handshake_timeout_ms = u64::try_from(self.handshake_timeout.as_millis()).unwrap_or(u64::MAX);
+        config.max_message_bytes = self.max_message_bytes;
+        config
+    }
+
     /// Reads the settings from the process environment.
     pub fn from_env() -> Result<Self, SettingsError> {
         Self::from_lookup(|name| std::env::var(name).ok())
@@ -268,7 +276,7 @@ mod tests {
             let err = settings(&[("CELERITY_HANDSHAKE_TIMEOUT_MS", bad)]).unwrap_err();
             assert_eq!(err.variable, "CELERITY_HANDSHAKE_TIMEOUT_MS");
         }
-        let config = crate::session::SessionConfig::from_settings(Vec::new(), &s);
+        let config = s.session_config(Vec::new());
         assert_eq!(config.handshake_timeout_ms, 1500);
         assert_eq!(config.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
     }

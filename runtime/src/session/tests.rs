@@ -1,8 +1,8 @@
 //! Unit tests of the protocol core, with a fake clock.
 
 use celerity_proto::v1::{
-    self as pb, Dispatch, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage,
-    handler_message, result::Outcome, runtime_message,
+    self as pb, Dispatch, Draining, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig,
+    RuntimeMessage, handler_message, result::Outcome, runtime_message,
 };
 
 use prost::Message as _;

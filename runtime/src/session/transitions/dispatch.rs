@@ -1,0 +1,119 @@
+//! A `Dispatch`: started, or answered at once when it cannot be (no id,
+//! beyond the window or a cap, an unknown tag, during a drain).
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
+
+use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, quoted};
+
+impl Session {
+    pub(in crate::session) fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
+        if dispatch.id.is_empty() {
+            return self.unanswerable(&dispatch, "it has no id");
+        }
+        if dispatch.id.len() > MAX_ID_BYTES {
+            return self.unanswerable(&dispatch, "its id is longer than any answer may carry");
+        }
+        if self.in_flight.contains_key(dispatch.id.as_str()) {
+            // A second answer for the id would be taken as the first one's.
+            return self.unanswerable(&dispatch, "its id is still in flight");
+        }
+        if let Phase::Drained { .. } = self.phase {
+            return self.answer_unstarted(
+                dispatch.id,
+                error_type::NOT_ACCEPTING,
+                "the runtime dispatched after asking this handler to drain".to_string(),
+            );
+        }
+        if !self.credit.has_room(self.in_flight.len()) {
+            // Answered at once, never queued. Logged with a count, at
+            // doubling intervals, so a runtime that keeps doing it cannot
+            // flood the log.
+            self.over_credit += 1;
+            if self.over_credit.is_power_of_two() {
+                self.warn(format!(
+                    "the runtime dispatched {} beyond the credit window of {} ({} such dispatch(es) so far); \
+                     answered OverCapacity without running it",
+                    quoted(&dispatch.id),
+                    self.credit.window(),
+                    self.over_credit
+                ));
+            }
+            return self.answer_over_credit(dispatch.id);
+        }
+        let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
+            let message = format!("no handler in this process serves tag {}", quoted(&dispatch.handler_tag));
+            return self.answer_unstarted(dispatch.id, error_type::UNKNOWN_TAG, message);
+        };
+        if let Some(cap) = self.config.handlers[handler].max_concurrent
+            && self.in_flight_per_handler[handler] >= cap
+        {
+            let message = format!(
+                "tag {} already has {cap} event(s) in flight, its max_concurrent",
+                quoted(&dispatch.handler_tag)
+            );
+            self.warn(format!("the runtime exceeded a per-tag cap: {message}"));
+            return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
+        }
+
+        let deadline = dispatch.deadline_unix_ms.max(0);
+        let timer = (deadline > 0).then_some(deadline);
+        // One allocation for the id, shared by the table, the timer and the
+        // driver, instead of a copy for each.
+        let id: Arc<str> = Arc::from(dispatch.id.as_str());
+        if let Some(at) = timer {
+            self.timers.push(Reverse((at, Arc::clone(&id))));
+        }
+        self.in_flight.insert(Arc::clone(&id), InFlight { handler, deadline, cancelled: None, timer });
+        self.in_flight_per_handler[handler] += 1;
+        self.actions.push_back(Action::Start { handler, id, dispatch: Box::new(dispatch) });
+        // A deadline already passed fires at once rather than on the next tick.
+        if timer.is_some_and(|at| at <= now) {
+            self.on_tick(now);
+        }
+    }
+
+    /// A dispatch that cannot be answered with a `Result`: run nothing, and
+    /// give its place back with a `CreditGrant` when that can be done without
+    /// ending a withhold (see [`Credit::return_unanswered`]).
+    pub(in crate::session) fn unanswerable(&mut self, dispatch: &Dispatch, why: &str) {
+        self.warn(format!(
+            "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
+            quoted(&dispatch.id),
+            quoted(&dispatch.handler_tag)
+        ));
+        if let Some(additional) = self.credit.return_unanswered() {
+            self.send_grant(additional);
+        }
+        // Keeping the place may have completed a shrink.
+        self.after_answers();
+    }
+
+    /// Answers an event that was never started: it still takes its place in
+    /// the window's accounting, so it is answered like any other result.
+    pub(in crate::session) fn answer_unstarted(&mut self, id: String, r#type: &str, message: String) {
+        let credit_grant = self.credit.grant_for_result();
+        let outcome = Outcome::Error(pb::HandlerError { message, r#type: r#type.to_string(), stack: String::new() });
+        self.send_result(id, credit_grant, outcome);
+        self.after_answers();
+    }
+
+    /// Answers a dispatch that came beyond the window. It is outside our
+    /// accounting, so it gives back exactly the place the runtime spent on it.
+    pub(in crate::session) fn answer_over_credit(&mut self, id: String) {
+        self.send(handler_message::Frame::Result(pb::Result {
+            id,
+            credit_grant: 1,
+            outcome: Some(Outcome::Error(pb::HandlerError {
+                message: format!(
+                    "the handler process is at its credit window of {} event(s) in flight",
+                    self.credit.window()
+                ),
+                r#type: error_type::OVER_CAPACITY.to_string(),
+                stack: String::new(),
+            })),
+        }));
+    }
+}
