@@ -27,9 +27,9 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 
 use crate::config::App;
 use crate::log;
-use crate::router::{NoMatch, Router};
 use crate::sources::{self, InvocationType};
 use crate::websocket::{self, WsContext};
+use celerity_tags::route::{NoMatch, Router};
 
 /// The runtime refuses bodies over 2 MiB before any dispatch; so does this.
 const MAX_BODY: usize = 2 * 1024 * 1024;
@@ -229,9 +229,9 @@ impl Gateway {
             Ok(body) => body,
             Err(reply) => return reply,
         };
-        let tag = matched.route.tag.clone();
+        let tag = matched.route.tag().to_string();
         let mut dispatch = event::http(method.as_str(), path.as_str())
-            .route(matched.route.template.as_str())
+            .route(matched.route.template())
             .tag(tag.as_str())
             .source_ip(source_ip)
             .request_id(log::next_id("req"))

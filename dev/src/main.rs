@@ -30,7 +30,6 @@
 mod config;
 mod gateway;
 mod log;
-mod router;
 mod sources;
 mod websocket;
 
@@ -48,8 +47,8 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::config::{App, DEFAULT_TIMEOUT, DevConfig};
 use crate::gateway::{Active, Gateway};
-use crate::router::Router;
 use crate::websocket::{Hub, WsContext, WsOptions};
+use celerity_tags::route::{Route, Router};
 
 const USAGE: &str = "usage:
   celerity-dev run <package | path-to-binary> [--port PORT] [--config FILE] [--timeout-ms MS]
@@ -191,14 +190,18 @@ fn manifest(binary: &Path) -> Result<Vec<config::ManifestEntry>, String> {
     config::parse_manifest(&output.stdout).map_err(|e| format!("{} --manifest: {e}", binary.display()))
 }
 
-fn example_curl(route: &router::Route, port: u16) -> String {
-    let path: String =
-        route.template.split('/').map(|s| if s.starts_with('{') { "example" } else { s }).collect::<Vec<_>>().join("/");
-    let body = match route.method.as_str() {
+fn example_curl(route: &Route, port: u16) -> String {
+    let path: String = route
+        .template()
+        .split('/')
+        .map(|s| if s.starts_with('{') { "example" } else { s })
+        .collect::<Vec<_>>()
+        .join("/");
+    let body = match route.method() {
         "POST" | "PUT" | "PATCH" => " -H 'content-type: application/json' -d '{}'",
         _ => "",
     };
-    format!("curl -i -X {} 'http://127.0.0.1:{port}{path}'{body}", route.method)
+    format!("curl -i -X {} 'http://127.0.0.1:{port}{path}'{body}", route.method())
 }
 
 /// The commands to try, one per handler.
@@ -565,7 +568,7 @@ mod tests {
 
     #[test]
     fn curl_examples_fill_parameters() {
-        let route = router::Route::from_tag("POST::/greetings/{name}").unwrap();
+        let route = Route::from_tag("POST::/greetings/{name}").unwrap();
         assert_eq!(
             example_curl(&route, 8080),
             "curl -i -X POST 'http://127.0.0.1:8080/greetings/example' -H 'content-type: application/json' -d '{}'"

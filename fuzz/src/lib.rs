@@ -4,16 +4,11 @@
 //! `runtime/tests/fuzz_corpus.rs` includes the same files to replay the
 //! committed corpus (and random inputs) in the SDK's own test suite.
 //!
-//! Shared code is included by path rather than depended on, so that the
-//! fuzzer, the property tests and the replay check the same properties:
-//! the protocol core's model from `runtime/tests/model/`, and the tag
-//! parser from the proc-macro crate (which cannot be a normal dependency).
+//! The protocol core's model from `runtime/tests/model/` is included by
+//! path rather than depended on, so that the fuzzer, the property tests and
+//! the replay check the same properties.
 
 #[path = "../../runtime/tests/model/mod.rs"]
 pub mod session_model;
-
-#[allow(dead_code)]
-#[path = "../../macros/src/tag.rs"]
-pub mod tag;
 
 pub mod targets;

@@ -7,7 +7,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Token, UnOp};
 
-use crate::tag::{TagKind, parse_tag};
+use celerity_tags::{TagKind, parse_tag};
 
 /// How a handler is bound to the blueprint.
 pub enum Binding {

@@ -11,7 +11,7 @@ use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
 
 use crate::args::{self, Binding, Errors, HandlerArgs};
 use crate::kind::{ConsumerMode, KindSpec};
-use crate::tag::TagKind;
+use celerity_tags::TagKind;
 
 /// Expands a handler attribute of `kind`.
 pub fn expand(kind: TagKind, attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::tag::TagKind;
+use celerity_tags::TagKind;
 
 /// The library items one handler kind's generated code uses.
 pub struct KindSpec {

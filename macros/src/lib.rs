@@ -32,11 +32,10 @@ mod args;
 mod handler;
 mod kind;
 mod main_attr;
-mod tag;
 
 use proc_macro::TokenStream;
 
-use crate::tag::TagKind;
+use celerity_tags::TagKind;
 
 /// Declares an HTTP handler: `#[http_handler("METHOD::/route")]`, such as
 /// `#[http_handler("GET::/orders/{id}")]`, or by blueprint handler name

@@ -5,16 +5,12 @@
 //! replayed through the very code the fuzzer runs, and each target also
 //! gets a short run on random bytes. A failure prints the file or input.
 //!
-//! The targets are included by path, with the modules they share (the
-//! protocol core's model, the macros' tag parser), so nothing here can
-//! drift from what the fuzzer checks. To fuzz for real, see `fuzz/README.md`.
+//! The targets are included by path, with the protocol core's model they
+//! share, so nothing here can drift from what the fuzzer checks. To fuzz for
+//! real, see `fuzz/README.md`.
 
 #[path = "model/mod.rs"]
 mod session_model;
-
-#[allow(dead_code)]
-#[path = "../../macros/src/tag.rs"]
-mod tag;
 
 #[allow(dead_code)]
 #[path = "../../fuzz/src/targets/mod.rs"]

@@ -53,9 +53,9 @@ async fn hello_round_trip() {
 
     let result = conn
         .call(
+            // The kit reads `name` from the path as the runtime does: `Ada L`.
             event::http("POST", "/greetings/Ada%20L")
                 .route("/greetings/{name}")
-                .path_param("name", "Ada%20L")
                 .query("shout", "true")
                 .header("Content-Type", "application/json")
                 .body(r#"{"greeting": "hi"}"#),

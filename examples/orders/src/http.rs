@@ -134,8 +134,8 @@ async fn cancel_order(
 }
 
 /// `GET /customers/{customer}/orders`: one customer's orders. The runtime
-/// sends path parameters as they were in the URL; the SDK percent-decodes
-/// them, so `Ada%20Lovelace` arrives as `Ada Lovelace`.
+/// sends path parameters percent-decoded, so `/customers/Ada%20Lovelace/orders`
+/// arrives as `Ada Lovelace`.
 #[http_handler("GET::/customers/{customer}/orders")]
 async fn customer_orders(Path(customer): Path<String>, store: State<Store>) -> Json<Vec<Order>> {
     Json(store.list(|order| order.customer == customer))

@@ -215,6 +215,12 @@ async fn a_catch_all_route_is_declared_in_the_router_form() {
         .path_param("path", "b.txt");
     let result = conn.call(request).await.unwrap();
     assert_eq!(text(http_response(&result)), "a/b.txt via GET::/files/{*path}");
+
+    // Split on the raw path's `/`, then each segment decoded once, as the
+    // runtime sends it: the SDK does not decode again.
+    let request = event::http("GET", "/files/a%2520b/c").route("/files/{*path}");
+    let result = conn.call(request).await.unwrap();
+    assert_eq!(text(http_response(&result)), "a%20b/c via GET::/files/{*path}");
     stop(conn, process).await;
 }
 

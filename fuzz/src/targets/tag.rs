@@ -3,7 +3,7 @@
 //! normalised form gives it back), a tag it refuses gets a message, and a
 //! suggested correction differs from the input.
 
-use crate::tag::{TagKind, parse_tag};
+use celerity_tags::{TagKind, parse_tag};
 
 pub fn run(data: &[u8]) {
     let Some((&kind, text)) = data.split_first() else {

@@ -181,23 +181,17 @@ impl Request {
         Request { method, route: path.clone(), path, ..Request::default() }
     }
 
-    /// Converts the wire form, percent-decoding path parameters. The headers
-    /// and the source address are converted when first asked for.
+    /// Converts the wire form. Path parameters are taken as they arrive: the
+    /// runtime has decoded them already, and decoding again would turn an
+    /// id of `%20` into a space. The headers and the source address are
+    /// converted when first asked for.
     pub(crate) fn from_wire(request: pb::HttpRequest) -> Result<Self, HttpError> {
         let method = Method::from_bytes(request.method.as_bytes())
             .map_err(|_| HttpError::bad_request(format!("invalid HTTP method {:?}", request.method)))?;
         let path_params = if request.path_params.is_empty() {
             Params::new()
         } else {
-            let mut path_params = Params::from_wire_in_route_order(values(request.path_params), &request.route);
-            path_params.percent_decode_values().map_err(|error| {
-                HttpError::bad_request(error.message().to_string()).with_detail(ErrorDetail::new(
-                    error.code(),
-                    error.path().iter().map(|s| PathSegment::Key(s.clone())).collect(),
-                    error.message(),
-                ))
-            })?;
-            path_params
+            Params::from_wire_in_route_order(values(request.path_params), &request.route)
         };
         let query = if request.query_params.is_empty() {
             Params::new()
@@ -232,8 +226,9 @@ impl Request {
         &self.route
     }
 
-    /// Path parameters, percent-decoded, in the order of the route. A
-    /// catch-all parameter has one value per path segment.
+    /// Path parameters, in the order of the route, as the runtime decoded
+    /// them. A catch-all parameter has one value per path segment, each
+    /// decoded on its own (an encoded `/` stays inside its segment).
     pub fn path_params(&self) -> &Params {
         &self.path_params
     }
@@ -409,7 +404,7 @@ mod tests {
         let request = Request::from_wire(wire).unwrap();
         assert_eq!(request.method(), Method::POST);
         assert_eq!(request.path(), "/orders/a%20b/items");
-        assert_eq!(request.path_params().get("id"), Some("a b"));
+        assert_eq!(request.path_params().get("id"), Some("a%20b"), "taken as the runtime decoded it");
         assert_eq!(request.query().get_all("tag"), ["x", "y"]);
         let all: Vec<_> = request.headers().get_all("set-thing").iter().collect();
         assert_eq!(all, ["1", "2"]);
@@ -510,15 +505,19 @@ mod tests {
     }
 
     #[test]
-    fn bad_percent_encoding_in_a_path_parameter_is_still_refused() {
+    fn a_path_parameter_holding_a_percent_is_not_decoded_again() {
         let wire = pb::HttpRequest {
             method: "GET".into(),
-            route: "/files/{name}".into(),
-            path_params: HashMap::from([("name".to_string(), values(&["%FF"]))]),
+            route: "/files/{name}/{*rest}".into(),
+            path_params: HashMap::from([
+                ("name".to_string(), values(&["%FF"])),
+                ("rest".to_string(), values(&["a%20b", "c"])),
+            ]),
             ..Default::default()
         };
-        let error = Request::from_wire(wire).unwrap_err();
-        assert_eq!(error.status(), 400);
+        let request = Request::from_wire(wire).unwrap();
+        assert_eq!(request.path_params().get("name"), Some("%FF"));
+        assert_eq!(request.path_params().get_all("rest"), ["a%20b", "c"]);
     }
 
     #[test]

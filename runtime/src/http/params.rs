@@ -1,11 +1,5 @@
 //! An ordered multi-map of request parameters (path or query).
 
-use std::borrow::Cow;
-
-use percent_encoding::percent_decode_str;
-
-use super::de::ParamsError;
-
 /// An ordered multi-map of parameter names to their values.
 ///
 /// Used for both the path parameters and the query parameters of an HTTP
@@ -114,36 +108,6 @@ impl Params {
             map.into_iter().map(|(name, values)| (rank(&name), name, values)).collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         Params { entries: entries.into_iter().map(|(_, name, values)| (name, values)).collect() }
-    }
-
-    /// Percent-decodes every value in place.
-    ///
-    /// `+` is left as is (it is not a space in a path). A `%` that is not
-    /// followed by two hex digits is kept literally; a decoded value that is
-    /// not valid UTF-8 is an error naming the parameter.
-    pub(crate) fn percent_decode_values(&mut self) -> Result<(), ParamsError> {
-        for (name, values) in &mut self.entries {
-            for value in values.iter_mut() {
-                if !value.contains('%') {
-                    continue;
-                }
-                match percent_decode_str(value).decode_utf8() {
-                    Ok(Cow::Borrowed(_)) => {}
-                    Ok(Cow::Owned(decoded)) => *value = decoded,
-                    Err(_) => {
-                        return Err(ParamsError::new(
-                            vec![name.clone()],
-                            "invalid",
-                            format!(
-                                "path parameter `{name}`: invalid percent-encoding \
-                                 (the decoded value is not valid UTF-8)"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     fn position(&self, name: &str) -> Option<usize> {
@@ -272,37 +236,5 @@ mod tests {
         assert_eq!(route_param_names("/é/{ü}/"), ["ü"]);
         assert_eq!(route_param_names(""), Vec::<&str>::new());
         assert_eq!(route_param_names("}{a}"), ["a"]);
-    }
-
-    #[test]
-    fn percent_decode_values_decodes_utf8() {
-        let mut p: Params = [
-            ("name", "hello%20world"),
-            ("plus", "a+b"),
-            ("emoji", "%F0%9F%98%80"),
-            ("bad_escape", "100%"),
-            ("path", "a%2Fb"),
-            ("path", "c"),
-        ]
-        .into_iter()
-        .collect();
-        p.percent_decode_values().unwrap();
-        assert_eq!(p.get("name"), Some("hello world"));
-        assert_eq!(p.get("plus"), Some("a+b"));
-        assert_eq!(p.get("emoji"), Some("😀"));
-        assert_eq!(p.get("bad_escape"), Some("100%"));
-        assert_eq!(p.get_all("path"), ["a/b", "c"]);
-    }
-
-    #[test]
-    fn percent_decode_values_rejects_invalid_utf8() {
-        let mut p: Params = [("ok", "x"), ("file", "%FF%FE")].into_iter().collect();
-        let err = p.percent_decode_values().unwrap_err();
-        assert_eq!(err.code(), "invalid");
-        assert_eq!(err.path(), ["file"]);
-        assert_eq!(
-            err.message(),
-            "path parameter `file`: invalid percent-encoding (the decoded value is not valid UTF-8)"
-        );
     }
 }

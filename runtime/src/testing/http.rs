@@ -9,6 +9,8 @@ use http::{Method, header};
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
 
+use celerity_tags::route::Route;
+
 use crate::http::{Params, Request};
 
 /// An HTTP request to call a handler with, built the way the runtime would
@@ -158,9 +160,9 @@ impl TestRequest {
         let route =
             self.route.or_else(|| tag.and_then(route_of_tag)).unwrap_or_else(|| self.request.path().to_string());
         let path_params = match &self.path_params {
-            Some(params) => encode_params(params),
+            Some(params) => wire_params(params),
             None if !route.contains('{') => HashMap::new(),
-            None => match match_route(&route, self.request.path()) {
+            None => match path_params(self.request.method(), &route, self.request.path()) {
                 Some(params) => params,
                 None => panic!(
                     "the path {:?} does not match the route {route:?}: set the route with `.route(..)` or the \
@@ -193,10 +195,9 @@ fn route_of_tag(tag: &str) -> Option<String> {
 }
 
 /// The wire form of a request, path parameters included: their values are
-/// what the handler sees, so a `%` is escaped, the runtime sending them
-/// still percent-encoded.
+/// what the handler sees, which is what the runtime sends (decoded).
 pub(crate) fn request_to_wire(request: Request) -> pb::HttpRequest {
-    let path_params = encode_params(request.path_params());
+    let path_params = wire_params(request.path_params());
     let query_params = request
         .query()
         .iter()
@@ -223,47 +224,17 @@ pub(crate) fn request_to_wire(request: Request) -> pb::HttpRequest {
     }
 }
 
-fn encode_params(params: &Params) -> HashMap<String, pb::Values> {
-    params
-        .iter()
-        .map(|(name, values)| {
-            (name.to_string(), pb::Values { values: values.iter().map(|v| v.replace('%', "%25")).collect() })
-        })
-        .collect()
+fn wire_params(params: &Params) -> HashMap<String, pb::Values> {
+    params.iter().map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() })).collect()
 }
 
-/// The path parameters of `path` by `route`, still percent-encoded as the
-/// runtime sends them: `{name}` takes one segment, a last `{*name}` or
-/// `{name+}` the rest, one value per segment. `None` when the path does not
-/// match.
-fn match_route(route: &str, path: &str) -> Option<HashMap<String, pb::Values>> {
-    let route: Vec<&str> = route.trim_start_matches('/').split('/').collect();
-    let path: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let mut params = HashMap::new();
-    for (i, segment) in route.iter().enumerate() {
-        let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
-            if path.get(i) != Some(segment) {
-                return None;
-            }
-            continue;
-        };
-        let catch_all = name.strip_prefix('*').or_else(|| name.strip_suffix('+'));
-        match catch_all {
-            Some(name) if i + 1 == route.len() => {
-                let rest: Vec<String> = path.get(i..).unwrap_or_default().iter().map(|s| s.to_string()).collect();
-                if rest.is_empty() || rest == [""] {
-                    return None;
-                }
-                params.insert(name.to_string(), pb::Values { values: rest });
-                return Some(params);
-            }
-            _ => {
-                let value = path.get(i)?;
-                params.insert(name.to_string(), pb::Values { values: vec![value.to_string()] });
-            }
-        }
-    }
-    (path.len() == route.len()).then_some(params)
+/// The path parameters of `path` by `route`, matched and decoded by the
+/// route matcher the test kit and the dev runtime use, as the runtime does.
+/// `None` when the path does not match.
+fn path_params(method: &Method, route: &str, path: &str) -> Option<HashMap<String, pb::Values>> {
+    let route = Route::from_tag(&format!("{method}::{route}"))?;
+    let params = route.matches(path)?;
+    Some(params.into_iter().map(|(name, values)| (name, pb::Values { values })).collect())
 }
 
 /// The pairs of a query string, decoded as a form: `+` is a space.
@@ -289,18 +260,18 @@ mod tests {
 
     #[test]
     fn the_route_comes_from_the_tag_and_the_parameters_from_the_path() {
-        let wire = TestRequest::get("/orders/7/items/a%20b").into_wire(Some("GET::/orders/{id}/items/{item}"));
+        let wire = TestRequest::get("/orders/7/items/a%2520b").into_wire(Some("GET::/orders/{id}/items/{item}"));
         assert_eq!(wire.route, "/orders/{id}/items/{item}");
         assert_eq!(values(&wire.path_params, "id"), ["7"]);
-        // Still encoded, as the runtime sends it; the SDK decodes it.
+        // Decoded once, as the runtime sends it; the SDK takes it as it is.
         assert_eq!(values(&wire.path_params, "item"), ["a%20b"]);
     }
 
     #[test]
-    fn a_catch_all_takes_one_value_per_segment() {
+    fn a_catch_all_is_split_first_then_each_segment_decoded() {
         for route in ["/files/{*path}", "/files/{path+}"] {
-            let wire = TestRequest::get("/files/a/b/c.txt").route(route).into_wire(None);
-            assert_eq!(values(&wire.path_params, "path"), ["a", "b", "c.txt"]);
+            let wire = TestRequest::get("/files/a%2Fb/c%2520d/e.txt").route(route).into_wire(None);
+            assert_eq!(values(&wire.path_params, "path"), ["a/b", "c%20d", "e.txt"]);
         }
     }
 
@@ -311,9 +282,9 @@ mod tests {
     }
 
     #[test]
-    fn explicit_path_parameters_win_and_are_escaped() {
+    fn explicit_path_parameters_win_as_given() {
         let wire = TestRequest::get("/anything").route("/orders/{id}").path_param("id", "100%").into_wire(None);
-        assert_eq!(values(&wire.path_params, "id"), ["100%25"]);
+        assert_eq!(values(&wire.path_params, "id"), ["100%"]);
         let request = Request::from_wire(wire).unwrap();
         assert_eq!(request.path_params().get("id"), Some("100%"));
     }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use celerity_proto::v1::{Dispatch, HttpRequest, Values, dispatch::Source};
+use celerity_tags::route::Route;
 
 use super::envelope::{Envelope, envelope_setters};
 use super::push_value;
@@ -45,13 +46,18 @@ pub struct HttpEvent {
 impl HttpEvent {
     envelope_setters!();
 
-    /// Sets the matched route template, e.g. `/orders/{id}`.
+    /// Sets the matched route template, e.g. `/orders/{id}`. Unless
+    /// [`path_param`](Self::path_param) sets them, the path parameters are
+    /// then read from the path by it as the runtime reads them: decoded, a
+    /// catch-all one value per segment.
     pub fn route(mut self, route: impl Into<String>) -> Self {
         self.route = Some(route.into());
         self
     }
 
-    /// Adds a value to a path parameter (a catch-all has one per segment).
+    /// Adds a value to a path parameter (a catch-all has one per segment),
+    /// as the runtime sends it: decoded. Once one is set, none is read from
+    /// the path.
     pub fn path_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         push_value(&mut self.path_params, name.into(), value.into());
         self
@@ -96,13 +102,19 @@ impl HttpEvent {
     pub fn build(self) -> Dispatch {
         let route = self.route.unwrap_or_else(|| self.path.clone());
         let tag = format!("{}::{}", self.method, route);
+        let mut path_params = self.path_params;
+        if path_params.is_empty()
+            && let Some(params) = Route::from_tag(&tag).and_then(|route| route.matches(&self.path))
+        {
+            path_params = params.into_iter().map(|(name, values)| (name, Values { values })).collect();
+        }
         self.envelope.into_dispatch(
             tag,
             Source::Http(HttpRequest {
                 method: self.method,
                 path: self.path,
                 route,
-                path_params: self.path_params,
+                path_params,
                 query_params: self.query_params,
                 headers: self.headers,
                 source_ip: self.source_ip,
@@ -144,6 +156,18 @@ mod tests {
         assert_eq!(req.query_params["x"].values, vec!["1", "2"]);
         assert_eq!(req.headers["x-trace"].values, vec!["t1", "t2"]);
         assert_eq!(d.trace_context["traceparent"], "00-abc");
+    }
+
+    #[test]
+    fn path_parameters_are_read_from_the_path_as_the_runtime_decodes_them() {
+        let params = |path: &str, route: &str| match http("GET", path).route(route).build().source {
+            Some(Source::Http(req)) => req.path_params,
+            other => panic!("not http: {other:?}"),
+        };
+        assert_eq!(params("/customers/a%2520b/orders", "/customers/{id}/orders")["id"].values, ["a%20b"]);
+        assert_eq!(params("/orders/%25FF", "/orders/{id}")["id"].values, ["%FF"]);
+        assert_eq!(params("/files/a%2520b/c", "/files/{*path}")["path"].values, ["a%20b", "c"]);
+        assert!(params("/elsewhere", "/orders/{id}").is_empty(), "a path the route does not match has none");
     }
 
     #[test]

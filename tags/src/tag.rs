@@ -1,16 +1,8 @@
-//! Handler tags: checking the tag an attribute names against the attribute's
-//! kind, and normalising it to the form the runtime sends.
+//! The grammar of handler tags: checking a tag against the kind of handler
+//! it is given to, and normalising it to the form the runtime sends.
 //!
-//! Plain Rust with no proc-macro types, so it is unit-tested here and can be
-//! fuzzed: [`parse_tag`] never panics, and a tag it returns parses again to
-//! itself.
-//!
-//! | kind | form |
-//! | --- | --- |
-//! | HTTP | `METHOD::/route`, such as `GET::/orders/{id}` |
-//! | WebSocket | `routeKey::route`, such as `event::$connect` |
-//! | consumer, schedule | `source::{sourceId}::{handlerName}` |
-//! | custom | `custom::{handlerName}` |
+//! [`parse_tag`] never panics, and a tag it returns parses again to itself;
+//! the fuzz target `tag` checks both on arbitrary text.
 
 use std::fmt;
 
@@ -37,7 +29,6 @@ pub enum TagKind {
 
 impl TagKind {
     /// Every kind.
-    #[allow(dead_code)]
     pub const ALL: [TagKind; 5] =
         [TagKind::Http, TagKind::WebSocket, TagKind::Consumer, TagKind::Schedule, TagKind::Custom];
 
