@@ -165,6 +165,14 @@ fn check_signature(kind: TagKind, sig: &Signature, errors: &mut Errors) {
     if let Some(variadic) = &sig.variadic {
         errors.push(syn::Error::new_spanned(variadic, "a handler cannot take variadic arguments"));
     }
+    if let Some(extra) = sig.inputs.iter().nth(MAX_ARGUMENTS) {
+        errors.push(syn::Error::new_spanned(
+            extra,
+            format!(
+                "a handler takes at most {MAX_ARGUMENTS} arguments: group the rest, for instance in a `State<T>` holding several values or a struct taken as `Json<T>`"
+            ),
+        ));
+    }
 }
 
 /// The first `impl` keyword in a type, at any depth.
@@ -219,7 +227,14 @@ fn consumer_mode(sig: &Signature) -> ConsumerMode {
     if takes_batch { ConsumerMode::Batch } else { ConsumerMode::Record }
 }
 
-/// The registry entry for a checked handler.
+/// The most arguments a handler can take: the arities `celerity::Handler`
+/// is implemented for.
+const MAX_ARGUMENTS: usize = 8;
+
+/// The spanned checks and the registry entry for a checked handler. The
+/// checks say, at each argument and at the return type, what is wrong in
+/// the kind's own words; the entry calls library code, which takes the
+/// arguments and makes the answer as for a handler registered by hand.
 fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenStream {
     let sig = &function.sig;
     let ident = &sig.ident;
@@ -236,65 +251,37 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         })
         .collect();
 
-    let variables: Vec<_> = (0..types.len()).map(|i| format_ident!("__celerity_arg{}", i)).collect();
-    let extracts = types.iter().zip(&variables).enumerate().map(|(index, (ty, variable))| {
-        let span = ty.span();
-        let extract = respan(spec.extract.clone(), span);
-        let last = index + 1 == types.len();
-        let reject = &spec.reject;
-        let call = if last {
-            let method = respan(spec.from_owned.clone(), span);
-            quote_spanned!(span=> <#ty as #extract>::#method(__celerity_event, &__celerity_cx))
-        } else {
-            let method = respan(spec.from.clone(), span);
-            quote_spanned!(span=> <#ty as #extract>::#method(&mut __celerity_event, &__celerity_cx))
-        };
-        quote! {
-            let #variable = match #call {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => return #reject(error),
-            };
-        }
+    // Each argument, against what the kind takes.
+    let argument_checks = types.iter().map(|ty| {
+        let argument = respan(spec.argument.clone(), ty.span());
+        quote_spanned!(ty.span()=> let _ = <#ty as #argument>::OK;)
     });
 
-    let respond = match &sig.output {
+    // The return value, against what the kind answers with, and the future,
+    // which must be `Send`: checked on values, so that `impl Trait` in
+    // return position is checked too. The closure is never called.
+    let variables: Vec<_> = (0..types.len()).map(|i| format_ident!("__celerity_arg{}", i)).collect();
+    let answer_check = match &sig.output {
         ReturnType::Type(_, ty) => {
-            let span = ty.span();
-            let respond = respan(spec.respond.clone(), span);
-            let method = respan(spec.respond_method.clone(), span);
-            if find_impl(quote!(#ty)).is_some() {
-                quote_spanned!(span=> #respond::#method(__celerity_output))
-            } else {
-                quote_spanned!(span=> <#ty as #respond>::#method(__celerity_output))
+            let answer = respan(spec.answer.clone(), ty.span());
+            Some(quote_spanned!(ty.span()=> #answer::check(&__celerity_future.await);))
+        }
+        // `()` is an answer of every kind.
+        ReturnType::Default => None,
+    };
+    let send_check = quote_spanned!(ident.span()=> ::celerity::__private::SendFuture::check(&__celerity_future););
+    let call = quote_spanned!(ident.span()=> #ident(#(#variables),*));
+    let value_checks = quote! {
+        let _ = |#(#variables: #types),*| {
+            let __celerity_future = #call;
+            #send_check
+            async move {
+                #answer_check
             }
-        }
-        ReturnType::Default => {
-            let span = ident.span();
-            let respond = respan(spec.respond.clone(), span);
-            let method = respan(spec.respond_method.clone(), span);
-            quote_spanned!(span=> <() as #respond>::#method(__celerity_output))
-        }
+        };
     };
 
-    let event = &spec.event;
-    let (event_pattern, cx_pattern) = match types.len() {
-        0 => (quote!(_), quote!(_)),
-        1 => (quote!(__celerity_event), quote!(__celerity_cx)),
-        _ => (quote!(mut __celerity_event), quote!(__celerity_cx)),
-    };
-    let adapter = respan(spec.adapter.clone(), ident.span());
-    let mut handler = quote_spanned! {ident.span()=>
-        #adapter::new(move |#event_pattern: #event, #cx_pattern: ::celerity::Context| async move {
-            #(#extracts)*
-            let __celerity_output = #ident(#(#variables),*).await;
-            #respond
-        })
-    };
-    if let Some(n) = args.concurrency {
-        let n = proc_macro2::Literal::u32_unsuffixed(n);
-        handler = quote!(#handler.concurrency(#n));
-    }
-    let handler = quote_spanned!(ident.span()=> ::std::sync::Arc::new(#handler));
+    let body_check = spec.body.map(|body| body_check(&spec, body, &types));
 
     let key = match &args.binding {
         Binding::Tag(tag) => quote!(::celerity::HandlerKey::Tag(::std::string::String::from(#tag))),
@@ -304,11 +291,16 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         let n = proc_macro2::Literal::u32_unsuffixed(n);
         quote!(.max_concurrent(#n))
     });
-    let variant = &spec.variant;
+    let options = match args.concurrency {
+        Some(n) => {
+            let n = proc_macro2::Literal::usize_unsuffixed(n as usize);
+            quote!(::celerity::__private::RecordOptions::concurrency(#n))
+        }
+        None => quote!(::core::default::Default::default()),
+    };
+    let kind_type = &spec.kind;
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let file = quote_spanned!(ident.span()=> ::core::file!());
-
-    let body_check = spec.body.map(|body| body_check(&spec, body, &types));
     let cfgs = function.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
 
     quote! {
@@ -317,22 +309,29 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         const _: () = {
             #body_check
 
-            #[::celerity::__private::linkme::distributed_slice(::celerity::registry::HANDLERS)]
+            #[allow(unused_variables, unreachable_code, unused_must_use, clippy::all)]
+            fn __celerity_checks() {
+                #(#argument_checks)*
+                #value_checks
+            }
+
+            #[::celerity::__private::linkme::distributed_slice(::celerity::__private::HANDLERS)]
             #[linkme(crate = ::celerity::__private::linkme)]
             static __CELERITY_HANDLER: fn() -> ::celerity::Registration = __celerity_registration;
 
             fn __celerity_registration() -> ::celerity::Registration {
-                ::celerity::Registration::new(
-                    #key,
-                    #variant,
-                    ::celerity::Origin {
-                        function: ::core::concat!(::core::module_path!(), "::", #name),
-                        file: #file,
-                        line: #line,
-                    },
-                    #handler,
-                )
-                #max_concurrent
+                #[allow(unused_imports)]
+                use ::celerity::__private::{ViaFallback as _, ViaHandler as _};
+                (&::celerity::__private::Probe::<#kind_type, (#(#types,)*), _>::new(#ident, #options))
+                    .registration(
+                        #key,
+                        ::celerity::Origin {
+                            function: ::core::concat!(::core::module_path!(), "::", #name),
+                            file: #file,
+                            line: #line,
+                        },
+                    )
+                    #max_concurrent
             }
         };
     }
@@ -354,11 +353,11 @@ fn body_check(spec: &KindSpec, body: &str, types: &[&Type]) -> Option<TokenStrea
                 type_text(b),
                 spec.handler_noun
             );
-            let extract_a = respan(spec.extract.clone(), a.span());
-            let extract_b = respan(spec.extract.clone(), b.span());
+            let argument_a = respan(spec.argument.clone(), a.span());
+            let argument_b = respan(spec.argument.clone(), b.span());
             let span = b.span();
             checks.push(quote_spanned! {span=>
-                if <#a as #extract_a>::READS_BODY && <#b as #extract_b>::READS_BODY {
+                if <#a as #argument_a>::READS_BODY && <#b as #argument_b>::READS_BODY {
                     ::core::panic!(#message);
                 }
             });
@@ -388,19 +387,21 @@ mod tests {
         let out = expand_str(TagKind::Http, quote!("GET::/orders/{id+}", max_concurrent = 3), item.clone());
         assert!(out.starts_with(&item.to_string()), "{out}");
         for part in [
-            "distributed_slice (:: celerity :: registry :: HANDLERS)",
+            "distributed_slice (:: celerity :: __private :: HANDLERS)",
             "linkme (crate = :: celerity :: __private :: linkme)",
             "HandlerKey :: Tag (:: std :: string :: String :: from (\"GET::/orders/{*id}\"))",
-            ":: celerity :: HandlerKind :: Http",
-            "< Path < u64 > as :: celerity :: http :: FromRequest > :: from_request (& mut __celerity_event",
-            "< Context as :: celerity :: http :: FromRequest > :: from_request_owned (__celerity_event",
-            "< Json < Order > as :: celerity :: __private :: IntoHttpOutcome > :: into_http_outcome",
-            "get_order (__celerity_arg0 , __celerity_arg1) . await",
+            "< Path < u64 > as :: celerity :: http :: HttpArgument > :: OK",
+            "< Context as :: celerity :: http :: HttpArgument > :: OK",
+            ":: celerity :: http :: HttpAnswer :: check",
+            ":: celerity :: __private :: SendFuture :: check",
+            "Probe :: < :: celerity :: http :: Http , (Path < u64 > , Context ,) , _ > :: new (get_order",
             ". max_concurrent (3)",
             "AT_MOST_ONE_ARGUMENT_READS_THE_BODY",
         ] {
             assert!(out.contains(part), "missing {part:?} in:\n{out}");
         }
+        // No extraction of its own: the arguments are taken by library code.
+        assert!(!out.contains("from_event"), "{out}");
     }
 
     #[test]
@@ -413,8 +414,8 @@ mod tests {
             ),
         );
         assert!(out.contains("HandlerKey :: Name (:: std :: string :: String :: from (\"resize\"))"), "{out}");
-        assert!(out.contains("move | _ : :: celerity :: custom :: Invocation , _ : :: celerity :: Context |"), "{out}");
-        assert!(out.contains("< () as :: celerity :: custom :: IntoCustomOutcome >"), "{out}");
+        assert!(out.contains("Probe :: < :: celerity :: custom :: Custom , () , _ >"), "{out}");
+        assert!(!out.contains("CustomAnswer"), "`()` needs no check: {out}");
         assert!(!out.contains("READS_BODY"), "{out}");
     }
 
@@ -424,14 +425,25 @@ mod tests {
             async fn all(info: BatchInfo, batch: celerity::consumer::Batch) {}
         );
         let out = expand_str(TagKind::Consumer, quote!("source::q::all"), item);
-        assert!(out.contains(":: celerity :: consumer :: BatchFn :: new"), "{out}");
-        assert!(out.contains("FromBatch > :: from_batch_owned"), "{out}");
+        assert!(out.contains("Probe :: < :: celerity :: consumer :: WholeBatch"), "{out}");
+        assert!(out.contains("ConsumerBatchArgument"), "{out}");
         let item = quote!(
             async fn one(record: RawRecord) {}
         );
         let out = expand_str(TagKind::Consumer, quote!("source::q::one", concurrency = 8), item);
-        assert!(out.contains(":: celerity :: consumer :: RecordFn :: new"), "{out}");
-        assert!(out.contains(". concurrency (8)"), "{out}");
+        assert!(out.contains("Probe :: < :: celerity :: consumer :: PerRecord"), "{out}");
+        assert!(out.contains("RecordOptions :: concurrency (8)"), "{out}");
+    }
+
+    #[test]
+    fn more_arguments_than_a_handler_takes_are_refused_at_the_first_extra() {
+        let item = quote!(
+            async fn many(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I) {}
+        );
+        let out = expand_str(TagKind::Http, quote!("GET::/many"), item.clone());
+        assert!(out.starts_with(&item.to_string()), "{out}");
+        assert!(out.contains("at most 8 arguments"), "{out}");
+        assert!(!out.contains("distributed_slice"), "{out}");
     }
 
     #[test]

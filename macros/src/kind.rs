@@ -1,40 +1,28 @@
-//! What the generated code of each handler kind calls in the `celerity`
-//! crate: its event, extractor and responder traits, rejection function and
-//! adapter.
+//! What the generated code of each handler kind names in the `celerity`
+//! crate: the kind, and the traits that say in its words what its handlers
+//! take and return.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use celerity_tags::TagKind;
 
-/// The library items one handler kind's generated code uses.
+/// The library items one handler kind's generated code names.
 pub struct KindSpec {
-    /// `::celerity::HandlerKind::<variant>`.
-    pub variant: TokenStream,
-    /// The event the adapter hands to the generated function.
-    pub event: TokenStream,
-    /// The extractor trait.
-    pub extract: TokenStream,
-    /// Its method for every argument but the last.
-    pub from: TokenStream,
-    /// Its method for the last argument, which may take the whole event.
-    pub from_owned: TokenStream,
-    /// Turns an extraction error into the outcome.
-    pub reject: TokenStream,
-    /// The responder trait.
-    pub respond: TokenStream,
-    /// Its method.
-    pub respond_method: TokenStream,
-    /// The adapter type, with a `new(closure)` constructor.
-    pub adapter: TokenStream,
-    /// When the extractor trait has `READS_BODY`: what the body is called,
-    /// for the message when two arguments read it.
+    /// The kind: `::celerity::http::Http` and the like.
+    pub kind: TokenStream,
+    /// What an argument of the kind is checked against.
+    pub argument: TokenStream,
+    /// What a return value of the kind is checked against.
+    pub answer: TokenStream,
+    /// When the kind has a body only one argument may read: what the body is
+    /// called, for the message when two arguments read it.
     pub body: Option<&'static str>,
     /// How the kind is named in messages: "an HTTP handler".
     pub handler_noun: &'static str,
 }
 
-/// The kinds of event a `#[consumer]` handles.
+/// The forms of a `#[consumer]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConsumerMode {
     /// One record at a time.
@@ -47,82 +35,46 @@ impl KindSpec {
     pub fn of(kind: TagKind, mode: ConsumerMode) -> KindSpec {
         match kind {
             TagKind::Http => KindSpec {
-                variant: quote!(::celerity::HandlerKind::Http),
-                event: quote!(::celerity::http::Request),
-                extract: quote!(::celerity::http::FromRequest),
-                from: quote!(from_request),
-                from_owned: quote!(from_request_owned),
-                reject: quote!(::celerity::__private::http_reject),
-                respond: quote!(::celerity::__private::IntoHttpOutcome),
-                respond_method: quote!(into_http_outcome),
-                adapter: quote!(::celerity::HttpFn),
+                kind: quote!(::celerity::http::Http),
+                argument: quote!(::celerity::http::HttpArgument),
+                answer: quote!(::celerity::http::HttpAnswer),
                 body: Some("the request body"),
                 handler_noun: "an HTTP handler",
             },
             TagKind::WebSocket => KindSpec {
-                variant: quote!(::celerity::HandlerKind::WebSocket),
-                event: quote!(::celerity::websocket::Message),
-                extract: quote!(::celerity::websocket::FromMessage),
-                from: quote!(from_message),
-                from_owned: quote!(from_message_owned),
-                reject: quote!(::celerity::websocket::reject),
-                respond: quote!(::celerity::websocket::IntoAck),
-                respond_method: quote!(into_ack),
-                adapter: quote!(::celerity::websocket::MessageFn),
+                kind: quote!(::celerity::websocket::WebSocket),
+                argument: quote!(::celerity::websocket::WebSocketArgument),
+                answer: quote!(::celerity::websocket::WebSocketAnswer),
                 body: Some("the message body"),
                 handler_noun: "a WebSocket handler",
             },
             TagKind::Consumer => match mode {
                 ConsumerMode::Record => KindSpec {
-                    variant: quote!(::celerity::HandlerKind::Consumer),
-                    event: quote!(::celerity::consumer::RawRecord),
-                    extract: quote!(::celerity::consumer::FromRecord),
-                    from: quote!(from_record),
-                    from_owned: quote!(from_record_owned),
-                    reject: quote!(::celerity::consumer::reject_record),
-                    respond: quote!(::celerity::consumer::IntoRecordOutcome),
-                    respond_method: quote!(into_record_outcome),
-                    adapter: quote!(::celerity::consumer::RecordFn),
+                    kind: quote!(::celerity::consumer::PerRecord),
+                    argument: quote!(::celerity::consumer::ConsumerArgument),
+                    answer: quote!(::celerity::consumer::ConsumerAnswer),
                     body: None,
                     handler_noun: "a consumer",
                 },
                 ConsumerMode::Batch => KindSpec {
-                    variant: quote!(::celerity::HandlerKind::Consumer),
-                    event: quote!(::celerity::consumer::Batch),
-                    extract: quote!(::celerity::consumer::FromBatch),
-                    from: quote!(from_batch),
-                    from_owned: quote!(from_batch_owned),
-                    reject: quote!(::celerity::consumer::reject_batch),
-                    respond: quote!(::celerity::consumer::IntoBatchOutcome),
-                    respond_method: quote!(into_batch_outcome),
-                    adapter: quote!(::celerity::consumer::BatchFn),
+                    kind: quote!(::celerity::consumer::WholeBatch),
+                    argument: quote!(::celerity::consumer::ConsumerBatchArgument),
+                    answer: quote!(::celerity::consumer::ConsumerBatchAnswer),
                     body: None,
                     handler_noun: "a batch consumer",
                 },
             },
             TagKind::Schedule => KindSpec {
-                variant: quote!(::celerity::HandlerKind::Schedule),
-                event: quote!(::celerity::schedule::Trigger),
-                extract: quote!(::celerity::schedule::FromTrigger),
-                from: quote!(from_trigger),
-                from_owned: quote!(from_trigger_owned),
-                reject: quote!(::celerity::schedule::reject),
-                respond: quote!(::celerity::schedule::IntoScheduleOutcome),
-                respond_method: quote!(into_schedule_outcome),
-                adapter: quote!(::celerity::schedule::TriggerFn),
+                kind: quote!(::celerity::schedule::Schedule),
+                argument: quote!(::celerity::schedule::ScheduleArgument),
+                answer: quote!(::celerity::schedule::ScheduleAnswer),
                 body: None,
                 handler_noun: "a schedule handler",
             },
             TagKind::Custom => KindSpec {
-                variant: quote!(::celerity::HandlerKind::Custom),
-                event: quote!(::celerity::custom::Invocation),
-                extract: quote!(::celerity::custom::FromInvocation),
-                from: quote!(from_invocation),
-                from_owned: quote!(from_invocation_owned),
-                reject: quote!(::celerity::custom::reject),
-                respond: quote!(::celerity::custom::IntoCustomOutcome),
-                respond_method: quote!(into_custom_outcome),
-                adapter: quote!(::celerity::custom::InvocationFn),
+                kind: quote!(::celerity::custom::Custom),
+                argument: quote!(::celerity::custom::CustomArgument),
+                answer: quote!(::celerity::custom::CustomAnswer),
                 body: Some("the payload"),
                 handler_noun: "a custom handler",
             },

@@ -18,15 +18,15 @@
 //! ```
 //!
 //! The macros are thin. Each handler attribute re-emits the function
-//! unchanged, so it can still be called and unit-tested directly, and adds a
-//! registry entry (a `linkme` distributed slice element in
-//! `celerity::registry::HANDLERS`) that builds a `celerity::Registration`:
-//! each argument is taken from the event through the kind's extractor trait
-//! and the return value is turned into an outcome through its responder
-//! trait. Type errors therefore point at the argument or return type and say
-//! which types the handler kind accepts. What the macros check themselves
-//! (the tag's form, the options, the signature) is reported with the
-//! original item still emitted, so no secondary errors follow.
+//! unchanged, so it can still be called and unit-tested directly, then emits
+//! spanned checks and a registry entry (a `linkme` distributed slice element
+//! in `celerity::__private::HANDLERS`) that builds a `celerity::Registration`
+//! through library code, as the explicit API does: the arguments are taken
+//! and the answer made by `celerity::Handler`, not by generated code. The
+//! checks put each type error on the argument or return type it is about,
+//! in the words of the handler's kind. What the macros check themselves (the
+//! tag's form, the options, the signature) is reported with the original
+//! item still emitted, so no secondary errors follow.
 
 mod args;
 mod handler;

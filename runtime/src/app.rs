@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::command::Command;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::StateMap;
 use crate::custom::CustomHandler;
-use crate::driver::{self, Command};
+use crate::driver;
 use crate::error::Error;
 use crate::handle::AppHandle;
-use crate::handler::HttpHandler;
+use crate::http::HttpHandler;
 use crate::registry::{self, HandlerKey, Registration};
 use crate::schedule::ScheduleHandler;
 use crate::settings::Settings;
@@ -89,6 +90,7 @@ impl App {
     pub fn http<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: HttpHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::http(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -100,6 +102,7 @@ impl App {
     pub fn http_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: HttpHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::http(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -121,6 +124,7 @@ impl App {
     pub fn websocket<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: WebSocketHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::websocket(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -132,6 +136,7 @@ impl App {
     pub fn websocket_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: WebSocketHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::websocket(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -157,6 +162,7 @@ impl App {
     pub fn consumer<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ConsumerHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::consumer(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -168,6 +174,7 @@ impl App {
     pub fn consumer_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: ConsumerHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::consumer(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -179,6 +186,7 @@ impl App {
     pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
     where
         H: ConsumerHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::consumer_concurrent(HandlerKey::Tag(tag.to_string()), concurrency, handler);
         self.register(registration)
@@ -200,6 +208,7 @@ impl App {
     pub fn consumer_batch<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ConsumerBatchHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::consumer_batch(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -211,6 +220,7 @@ impl App {
     pub fn consumer_batch_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: ConsumerBatchHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::consumer_batch(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -222,6 +232,7 @@ impl App {
     pub fn schedule<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ScheduleHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::schedule(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -233,6 +244,7 @@ impl App {
     pub fn schedule_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: ScheduleHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::schedule(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -244,6 +256,7 @@ impl App {
     pub fn custom<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: CustomHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::custom(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
@@ -255,6 +268,7 @@ impl App {
     pub fn custom_named<H, Args>(self, name: &str, handler: H) -> Self
     where
         H: CustomHandler<Args>,
+        Args: 'static,
     {
         let registration = Registration::custom(HandlerKey::Name(name.to_string()), handler);
         self.register(registration)
@@ -322,9 +336,9 @@ impl App {
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
         let registrations = self.registrations();
-        // A binary with two handlers for one tag is broken whatever is asked
-        // of it, manifest included.
-        registry::check_duplicates(&registrations).map_err(|e| Error::typed("DuplicateHandler", e))?;
+        // A binary with a malformed tag, or two handlers for one tag, is
+        // broken whatever is asked of it, manifest included.
+        registry::check(&registrations).map_err(Error::from)?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             println!("{}", crate::manifest::render(&registrations));

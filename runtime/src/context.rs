@@ -155,11 +155,10 @@ impl Context {
     /// A sender of WebSocket messages on this handler's stream. Outside a
     /// runtime (a detached context), every send ends `Disconnected`.
     pub fn ws(&self) -> crate::websocket::WsSender {
-        let sender = match &self.inner.app {
-            Some(app) => app.ws(),
+        match &self.inner.app {
+            Some(app) => app.ws_for(Some(Arc::clone(&self.inner.id))),
             None => crate::websocket::WsSender::disconnected(),
-        };
-        sender.with_link(crate::testing::ws_link(self))
+        }
     }
 
     /// Fires the cancellation with its reason; the first reason stays.

@@ -42,19 +42,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use celerity_proto::v1::{
-    HandlerMessage, RuntimeMessage, handler_runtime_service_client::HandlerRuntimeServiceClient, result::Outcome,
-};
+use celerity_proto::v1::{HandlerMessage, RuntimeMessage, handler_runtime_service_client::HandlerRuntimeServiceClient};
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::Instrument;
 
+use crate::command::Command;
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::observe::Observer;
-use crate::panics::{CatchPanic, guarded};
 use crate::registry::Registration;
 use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionError, WsOutcome};
 use crate::settings::Settings;
@@ -86,30 +84,6 @@ impl fmt::Display for ServeError {
 }
 
 impl std::error::Error for ServeError {}
-
-/// What reaches the driver from outside the stream's task: the application's
-/// requests and handler completions, on one channel so that a handler's
-/// requests arrive before its completion.
-// `Input` is large only for its frame variant, which never travels here.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub(crate) enum Command {
-    Input(Input),
-    /// A WebSocket send, and where to report how it ended.
-    WsSend {
-        correlation_id: String,
-        messages: Vec<celerity_proto::v1::WsOutbound>,
-        timeout_ms: u64,
-        reply: oneshot::Sender<WsOutcome>,
-    },
-    /// A handler task finished.
-    Completed {
-        id: Arc<str>,
-        /// Which task for that id (see [`Running::generation`]).
-        generation: u64,
-        outcome: Outcome,
-    },
-}
 
 /// How many commands are taken in one turn before the stream is looked at
 /// again.
@@ -259,7 +233,13 @@ async fn run_stream(
     let specs: Vec<HandlerSpec> = served
         .registrations
         .iter()
-        .map(|r| HandlerSpec { key: r.key.clone(), max_concurrent: r.max_concurrent, label: r.origin.to_string() })
+        .map(|r| HandlerSpec {
+            key: r.key.clone(),
+            kind: r.kind,
+            max_concurrent: r.max_concurrent,
+            name: r.origin.function.to_string(),
+            label: r.origin.to_string(),
+        })
         .collect();
     let config = settings.session_config(specs);
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
@@ -343,20 +323,16 @@ async fn run_stream(
                         Arc::clone(&served.state),
                         served.handle.clone(),
                     );
-                    let handler = Arc::clone(&registration.handler);
-                    let task_cx = cx.clone();
+                    // Building the handler's future is user code too: it runs
+                    // in the task, never on the stream's task or thread, and
+                    // a panic in it is an answer like any other.
+                    let run = registration.start(dispatch.source, cx.clone());
                     let done = done_tx.clone();
                     let task_id = Arc::clone(&id);
                     let task_generation = generation;
                     let task = served.app.spawn(
                         async move {
-                            // Building the future is user code too: it runs
-                            // here, never on the stream's task or thread, and
-                            // a panic in it is an answer like any other.
-                            let outcome = match guarded(|| handler.call(*dispatch, task_cx)) {
-                                Ok(future) => CatchPanic { future }.await,
-                                Err(outcome) => outcome,
-                            };
+                            let outcome = run.await;
                             let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
                         }
                         .instrument(span),

@@ -75,6 +75,12 @@ impl Error {
         self.custom
     }
 
+    /// The error a `CustomError` becomes: a custom handler still answers it
+    /// as `error_message`.
+    pub(crate) fn deliberate(type_name: &'static str, message: String) -> Self {
+        Error { type_name: Cow::Borrowed(type_name), message, source: None, http: None, custom: true }
+    }
+
     pub(crate) fn into_http(self) -> Result<HttpError, Error> {
         match self.http {
             Some(http) => Ok(*http),
@@ -112,18 +118,6 @@ impl From<HttpError> for Error {
             source: None,
             http: Some(Box::new(error)),
             custom: false,
-        }
-    }
-}
-
-impl From<crate::custom::CustomError> for Error {
-    fn from(error: crate::custom::CustomError) -> Self {
-        Error {
-            type_name: Cow::Borrowed("CustomError"),
-            message: error.message().to_string(),
-            source: None,
-            http: None,
-            custom: true,
         }
     }
 }
@@ -169,21 +163,6 @@ mod tests {
     fn keeps_an_http_error() {
         let error: Error = HttpError::not_found("no such order").into();
         assert_eq!(error.as_http().unwrap().status(), http::StatusCode::NOT_FOUND);
-    }
-
-    #[test]
-    fn a_custom_error_carried_by_error_is_still_answered_as_error_message() {
-        use crate::custom::{CustomError, IntoCustomOutcome};
-        use celerity_proto::v1::result::Outcome;
-        let error: Error = CustomError::new("n must be positive").into();
-        assert!(error.is_custom_error());
-        let deliberate: Result<crate::Json<u32>, Error> = Err(error);
-        match deliberate.into_custom_outcome() {
-            Outcome::Custom(result) => assert_eq!(result.error_message, "n must be positive"),
-            other => panic!("expected error_message, got {other:?}"),
-        }
-        let unhandled: Result<crate::Json<u32>, Error> = Err(std::io::Error::other("disk").into());
-        assert!(matches!(unhandled.into_custom_outcome(), Outcome::Error(e) if e.message == "disk"));
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! A handle on the running application, for handlers and background tasks.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
-use crate::driver::Command;
+use crate::command::Command;
 use crate::session::Input;
+use crate::websocket::{SendRecorder, WsSender};
 
 /// Talks to the running application from anywhere: a handler (through
 /// [`crate::Context::app`]) or a background task (from [`crate::App::handle`]
@@ -14,11 +17,19 @@ use crate::session::Input;
 #[derive(Clone, Debug)]
 pub struct AppHandle {
     commands: mpsc::UnboundedSender<Command>,
+    /// Under `celerity::testing`, where WebSocket sends go instead of the
+    /// stream.
+    recorder: Option<Arc<dyn SendRecorder>>,
 }
 
 impl AppHandle {
     pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
-        AppHandle { commands }
+        AppHandle { commands, recorder: None }
+    }
+
+    /// A handle whose WebSocket senders record their sends in `recorder`.
+    pub(crate) fn recording(commands: mpsc::UnboundedSender<Command>, recorder: Arc<dyn SendRecorder>) -> Self {
+        AppHandle { commands, recorder: Some(recorder) }
     }
 
     /// Asks the runtime to stop dispatching to this process, when the
@@ -53,8 +64,16 @@ impl AppHandle {
     }
 
     /// A sender of WebSocket messages, for background tasks.
-    pub fn ws(&self) -> crate::websocket::WsSender {
-        crate::websocket::WsSender::new(self.commands.clone())
+    pub fn ws(&self) -> WsSender {
+        self.ws_for(None)
+    }
+
+    /// A sender of WebSocket messages made for the event `event_id`.
+    pub(crate) fn ws_for(&self, event_id: Option<Arc<str>>) -> WsSender {
+        match &self.recorder {
+            Some(recorder) => WsSender::recorded(self.commands.clone(), Arc::clone(recorder), event_id),
+            None => WsSender::new(self.commands.clone()),
+        }
     }
 
     /// The channel to the driver, which handler completions share with the

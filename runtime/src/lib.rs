@@ -41,20 +41,26 @@
 //!
 //! The modules, one per kind of event: [`http`](mod@http),
 //! [`websocket`](mod@websocket), [`consumer`](mod@consumer),
-//! [`schedule`](mod@schedule), [`custom`](mod@custom). The protocol itself is in
-//! [`session`], free of I/O.
+//! [`schedule`](mod@schedule), [`custom`](mod@custom). A handler of any kind
+//! is a [`Handler`]: its arguments are [`FromEvent`] and its return value
+//! [`IntoAnswer`] for that kind. [`testing`] calls handlers in-process.
 #![warn(missing_docs)]
 
 mod app;
+mod command;
 mod context;
 mod driver;
 mod error;
 mod handle;
-mod handler;
 mod json;
+mod kind;
 mod logging;
 mod manifest;
 mod panics;
+mod pipeline;
+mod registry;
+mod session;
+mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -64,12 +70,9 @@ pub mod consumer;
 pub mod custom;
 pub mod http;
 pub mod observe;
-pub mod registry;
 pub mod schedule;
-pub mod session;
 pub mod settings;
 pub mod testing;
-pub mod transport;
 pub mod version;
 pub mod websocket;
 
@@ -78,9 +81,11 @@ pub use context::{CancelReason, Context, State};
 pub use driver::ServeError;
 pub use error::{Error, Result};
 pub use handle::AppHandle;
-pub use handler::{Handler, HandlerFuture, HttpFn, HttpHandler};
 pub use json::{Json, JsonError};
-pub use registry::{HandlerKey, HandlerKind, Origin, Registration};
+pub use pipeline::{FromEvent, Handler, HandlerCall, IntoAnswer, Kind};
+pub use registry::{DuplicateHandler, HandlerKey, HandlerKind, Origin, Registration, RegistryError};
+pub use session::SessionError;
+pub use transport::ConnectError;
 
 /// The handler attributes and `#[celerity::main]`.
 pub use celerity_macros::{consumer, custom_handler, http_handler, main, schedule_handler, websocket_handler};

@@ -20,7 +20,7 @@ use std::task::Poll;
 
 use celerity_proto::v1::{HandlerError, result::Outcome};
 
-use crate::handler::HandlerFuture;
+use crate::pipeline::HandlerFuture;
 use crate::session::error_type;
 use crate::settings::Settings;
 

@@ -1,25 +1,32 @@
-//! Items the attribute macros' generated code uses. Not a public API: the
-//! names here may change in any release.
+//! Items the attribute macros' generated code uses, and the SDK's
+//! internals that its own tests, fuzz targets and tools reach. Not a public
+//! API: the names here may change in any release.
 //!
-//! A handler attribute expands to the user's function, unchanged, and a
-//! registry entry:
+//! A handler attribute expands to the user's function, unchanged, then
+//! spanned checks, then a registry entry that calls library code:
 //!
 //! ```text
 //! const _: () = {
-//!     #[::celerity::__private::linkme::distributed_slice(::celerity::registry::HANDLERS)]
+//!     // One per argument, spanned at its type: the kind's own words when it
+//!     // is not an argument of this kind.
+//!     const _: () = <Path<u64> as ::celerity::http::HttpArgument>::OK;
+//!     // The return value and the future, spanned at the return type and
+//!     // the name; never called.
+//!     fn __celerity_checks() { let _ = |a0: Path<u64>| { ... }; }
+//!     #[::celerity::__private::linkme::distributed_slice(::celerity::__private::HANDLERS)]
 //!     #[linkme(crate = ::celerity::__private::linkme)]
 //!     static __CELERITY_HANDLER: fn() -> ::celerity::Registration = __celerity_registration;
 //!     fn __celerity_registration() -> ::celerity::Registration {
-//!         ::celerity::Registration::new(key, kind, origin, Arc::new(ADAPTER::new(
-//!             move |mut event, cx| async move {
-//!                 let a0 = match <A0 as EXTRACT>::from_x(&mut event, &cx) { Ok(v) => v, Err(e) => return REJECT(e) };
-//!                 let a1 = match <A1 as EXTRACT>::from_x_owned(event, &cx) { ... };
-//!                 <R as RESPOND>::method(f(a0, a1).await)
-//!             },
-//!         )))
+//!         use ::celerity::__private::{ViaFallback as _, ViaHandler as _};
+//!         (&::celerity::__private::Probe::<::celerity::http::Http, (Path<u64>,), _>::new(get_order, options))
+//!             .registration(key, origin)
 //!     }
 //! };
 //! ```
+//!
+//! The registration goes through [`crate::Handler`], as the explicit API's
+//! does; [`Probe`] only keeps its bound from failing a second time where a
+//! spanned check has already said what is wrong.
 //!
 //! `#[celerity::main]` expands to `fn main() -> ExitCode` calling
 //! [`main_on`] with the runtime's builder (named through [`tokio`], so the
@@ -40,24 +47,86 @@
 //! `App::new().run().await`) instead, which serves the same registry.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::process::ExitCode;
 
-use celerity_proto::v1::result::Outcome;
-
 use crate::app::App;
 use crate::error::Error;
-use crate::http::HttpError;
+use crate::pipeline::{Handler, Kind};
+use crate::registry::{HandlerKey, Origin, Registration};
 
-pub use crate::http::IntoHttpOutcome;
+pub use crate::consumer::RecordOptions;
+pub use crate::registry::HANDLERS;
 pub use linkme;
 pub use tokio;
 
-/// The outcome of an HTTP handler whose argument could not be extracted:
-/// the error's response (a 400 naming the problem, for bad input).
-pub fn http_reject(error: HttpError) -> Outcome {
-    error.into_http_outcome()
+/// The SDK's protocol core, for its own tests and fuzz targets.
+pub mod session {
+    pub use crate::session::*;
 }
+
+/// The SDK's transport, for its own tests and tools.
+pub mod transport {
+    pub use crate::transport::*;
+}
+
+/// An attribute's handler, of kind `K` with the argument types `Args` as
+/// written, and its kind's options.
+pub struct Probe<K: Kind, Args, F> {
+    handler: F,
+    options: K::Options,
+    args: PhantomData<fn() -> Args>,
+}
+
+impl<K: Kind, Args, F> Probe<K, Args, F> {
+    /// The handler `handler`, with `options`.
+    pub fn new(handler: F, options: K::Options) -> Self {
+        Probe { handler, options, args: PhantomData }
+    }
+}
+
+/// The registration of a handler that is one: chosen by method resolution
+/// whenever `F` is a [`Handler`] of `K`.
+pub trait ViaHandler {
+    /// The registration.
+    fn registration(self, key: HandlerKey, origin: Origin) -> Registration;
+}
+
+impl<K: Kind, Args: 'static, F: Handler<K, Args>> ViaHandler for &Probe<K, Args, F>
+where
+    K::Options: Clone,
+    F: Clone,
+{
+    fn registration(self, key: HandlerKey, origin: Origin) -> Registration {
+        Registration::built::<K, F, Args>(key, origin, self.handler.clone(), self.options.clone())
+    }
+}
+
+/// What is chosen when `F` is not a handler of `K`: the attribute's spanned
+/// checks have then failed the build already, each saying what is wrong in
+/// the kind's own words, and this keeps the registration from adding a
+/// second, vaguer error for the same cause. It is never reached at run
+/// time, since such a crate does not compile.
+pub trait ViaFallback {
+    /// Never returns.
+    fn registration(self, key: HandlerKey, origin: Origin) -> Registration;
+}
+
+impl<K: Kind, Args, F> ViaFallback for &&Probe<K, Args, F> {
+    fn registration(self, key: HandlerKey, origin: Origin) -> Registration {
+        unreachable!("the handler {origin} ({key}) is not a handler of its kind; its crate cannot have compiled")
+    }
+}
+
+/// The check of a handler's future: it runs on any worker thread, so it is
+/// `Send`.
+pub trait SendFuture {
+    /// Named by the attribute macros' spanned checks.
+    fn check(&self) {}
+}
+
+impl<T: Future + Send> SendFuture for T {}
 
 /// The future [`MainOutput::finish`] returns.
 pub type MainFuture = Pin<Box<dyn Future<Output = Result<(), Error>>>>;
@@ -158,13 +227,5 @@ mod tests {
             Ok(())
         });
         assert_eq!(code, ExitCode::SUCCESS);
-    }
-
-    #[test]
-    fn rejections_answer_with_the_error() {
-        match http_reject(HttpError::bad_request("bad")) {
-            Outcome::Http(response) => assert_eq!(response.status, 400),
-            other => panic!("expected an HTTP response, got {other:?}"),
-        }
     }
 }

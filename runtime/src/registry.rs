@@ -1,57 +1,24 @@
 //! The handlers a binary serves: registered at compile time by the attribute
-//! macros, or explicitly with [`crate::App`].
+//! macros, or explicitly with [`crate::App`], and checked before anything is
+//! served.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
-use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
-use crate::custom::CustomHandler;
-use crate::handler::{Handler, HttpHandler};
-use crate::schedule::ScheduleHandler;
+use celerity_proto::v1::dispatch::Source;
+use celerity_tags::{TagError, TagKind, parse_tag};
+
+use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOptions, WholeBatch};
+use crate::context::Context;
+use crate::custom::{Custom, CustomHandler};
+use crate::http::{Http, HttpHandler};
+pub use crate::kind::HandlerKind;
+use crate::pipeline::{self, Endpoint, Handler, Kind};
+use crate::schedule::{Schedule, ScheduleHandler};
 pub use crate::session::HandlerKey;
-use crate::websocket::WebSocketHandler;
-
-/// The kind of event a handler serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HandlerKind {
-    /// HTTP requests.
-    Http,
-    /// WebSocket messages.
-    WebSocket,
-    /// Batches from a queue or topic.
-    Consumer,
-    /// Schedule triggers.
-    Schedule,
-    /// Custom invocations.
-    Custom,
-}
-
-impl HandlerKind {
-    /// The kind's name in manifests and messages: `http`, `websocket`,
-    /// `consumer`, `schedule`, `custom`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HandlerKind::Http => "http",
-            HandlerKind::WebSocket => "websocket",
-            HandlerKind::Consumer => "consumer",
-            HandlerKind::Schedule => "schedule",
-            HandlerKind::Custom => "custom",
-        }
-    }
-}
-
-impl fmt::Display for HandlerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            HandlerKind::Http => "HTTP",
-            HandlerKind::WebSocket => "WebSocket",
-            HandlerKind::Consumer => "consumer",
-            HandlerKind::Schedule => "schedule",
-            HandlerKind::Custom => "custom",
-        })
-    }
-}
+use crate::websocket::{WebSocket, WebSocketHandler};
 
 /// Where a handler was registered: its Rust path and source location.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,19 +39,92 @@ impl fmt::Display for Origin {
 
 /// One handler, ready to serve: how it is bound, what it serves, where it
 /// came from, and the handler itself.
+///
+/// The kind comes from the handler's type, so a registration cannot pair a
+/// handler with another kind's events. A tag is checked against its kind's
+/// form and normalised (a catch-all `{path+}` becomes `{*path}`) when the
+/// registration is made; a malformed one stops the application before it
+/// serves anything, with the sentence the attribute would give.
 #[derive(Clone)]
 pub struct Registration {
     pub(crate) key: HandlerKey,
     pub(crate) kind: HandlerKind,
     pub(crate) max_concurrent: Option<u32>,
     pub(crate) origin: Origin,
-    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) endpoint: Arc<dyn Endpoint>,
+    /// Why the tag does not fit the kind, if it does not.
+    tag_error: Option<TagError>,
 }
 
 impl Registration {
-    /// A registration of any kind from a ready [`Handler`].
-    pub fn new(key: HandlerKey, kind: HandlerKind, origin: Origin, handler: Arc<dyn Handler>) -> Self {
-        Registration { key, kind, max_concurrent: None, origin, handler }
+    /// A handler of kind `K` bound to `key`, registered from the caller's
+    /// source location. The kind is named, since a function such as
+    /// `async fn f(cx: Context)` is a handler of every kind:
+    ///
+    /// ```
+    /// use celerity::http::Http;
+    /// use celerity::{HandlerKey, HandlerKind, Registration};
+    ///
+    /// async fn health() -> &'static str { "ok" }
+    /// let registration = Registration::of::<Http, _, _>(HandlerKey::Tag("GET::/health".into()), health);
+    /// assert_eq!(registration.kind(), HandlerKind::Http);
+    /// ```
+    ///
+    /// The per-kind constructors ([`Registration::http`] and the others)
+    /// say the same in fewer words.
+    #[track_caller]
+    pub fn of<K, H, Args>(key: HandlerKey, handler: H) -> Self
+    where
+        K: Kind,
+        H: Handler<K, Args>,
+        Args: 'static,
+    {
+        Registration::of_with::<K, H, Args>(key, handler, K::Options::default())
+    }
+
+    #[track_caller]
+    fn of_with<K, H, Args>(key: HandlerKey, handler: H, options: K::Options) -> Self
+    where
+        K: Kind,
+        H: Handler<K, Args>,
+        Args: 'static,
+    {
+        const {
+            assert!(
+                H::BODY_READERS <= 1,
+                "a handler can read its event's body (the request body, a message's body, a custom input) with one argument only"
+            )
+        };
+        let location = std::panic::Location::caller();
+        let origin = Origin { function: std::any::type_name::<H>(), file: location.file(), line: location.line() };
+        Registration::built::<K, H, Args>(key, origin, handler, options)
+    }
+
+    /// A registration from its parts: what the attribute macros make, with
+    /// the origin they read off the function. The attributes check what
+    /// [`Registration::of`] checks (one body reader) themselves, spanned at
+    /// the arguments.
+    pub(crate) fn built<K, H, Args>(key: HandlerKey, origin: Origin, handler: H, options: K::Options) -> Self
+    where
+        K: Kind,
+        H: Handler<K, Args>,
+        Args: 'static,
+    {
+        let (key, tag_error) = match key {
+            HandlerKey::Tag(tag) => match parse_tag(tag_kind(K::KIND), &tag) {
+                Ok(normalised) => (HandlerKey::Tag(normalised.tag), None),
+                Err(error) => (HandlerKey::Tag(tag), Some(error)),
+            },
+            name => (name, None),
+        };
+        Registration {
+            key,
+            kind: K::KIND,
+            max_concurrent: None,
+            origin,
+            endpoint: pipeline::endpoint::<K, H, Args>(handler, options),
+            tag_error,
+        }
     }
 
     /// An HTTP handler bound to `key` (a tag such as `GET::/orders/{id}`, or
@@ -97,17 +137,8 @@ impl Registration {
     /// assert_eq!(registration.key(), &HandlerKey::Tag("GET::/hello".into()));
     /// ```
     #[track_caller]
-    pub fn http<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: HttpHandler<Args>,
-    {
-        let location = std::panic::Location::caller();
-        Registration::new(
-            key,
-            HandlerKind::Http,
-            Origin { function: short_fn_name::<H>(), file: location.file(), line: location.line() },
-            handler.into_handler(),
-        )
+    pub fn http<H: HttpHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<Http, H, Args>(key, handler)
     }
 
     /// A WebSocket handler bound to `key` (a tag such as `event::$default`,
@@ -120,11 +151,8 @@ impl Registration {
     /// assert_eq!(registration.kind(), HandlerKind::WebSocket);
     /// ```
     #[track_caller]
-    pub fn websocket<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: WebSocketHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::WebSocket, handler.into_handler())
+    pub fn websocket<H: WebSocketHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<WebSocket, H, Args>(key, handler)
     }
 
     /// A consumer handler bound to `key` (a tag such as
@@ -139,61 +167,40 @@ impl Registration {
     /// assert_eq!(registration.kind(), HandlerKind::Consumer);
     /// ```
     #[track_caller]
-    pub fn consumer<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: ConsumerHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler(1))
+    pub fn consumer<H: ConsumerHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<PerRecord, H, Args>(key, handler)
     }
 
     /// A consumer handler that runs for each record of a batch, up to
-    /// `concurrency` records at once.
+    /// `concurrency` records at once (each on its own task; the answer still
+    /// names each failed record by its id).
     #[track_caller]
-    pub fn consumer_concurrent<H, Args>(key: HandlerKey, concurrency: usize, handler: H) -> Self
-    where
-        H: ConsumerHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler(concurrency))
+    pub fn consumer_concurrent<H: ConsumerHandler<Args>, Args: 'static>(
+        key: HandlerKey,
+        concurrency: usize,
+        handler: H,
+    ) -> Self {
+        Registration::of_with::<PerRecord, H, Args>(key, handler, RecordOptions::concurrency(concurrency))
     }
 
     /// A consumer handler that takes the whole batch.
     #[track_caller]
-    pub fn consumer_batch<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: ConsumerBatchHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::Consumer, handler.into_handler())
+    pub fn consumer_batch<H: ConsumerBatchHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<WholeBatch, H, Args>(key, handler)
     }
 
     /// A schedule handler bound to `key` (a tag such as
     /// `source::nightly::cleanup`, or a name).
     #[track_caller]
-    pub fn schedule<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: ScheduleHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::Schedule, handler.into_handler())
+    pub fn schedule<H: ScheduleHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<Schedule, H, Args>(key, handler)
     }
 
     /// A custom handler bound to `key` (a tag such as `custom::resizeImage`,
     /// or a name).
     #[track_caller]
-    pub fn custom<H, Args>(key: HandlerKey, handler: H) -> Self
-    where
-        H: CustomHandler<Args>,
-    {
-        Registration::located::<H>(key, HandlerKind::Custom, handler.into_handler())
-    }
-
-    #[track_caller]
-    fn located<H>(key: HandlerKey, kind: HandlerKind, handler: Arc<dyn Handler>) -> Self {
-        let location = std::panic::Location::caller();
-        Registration::new(
-            key,
-            kind,
-            Origin { function: short_fn_name::<H>(), file: location.file(), line: location.line() },
-            handler,
-        )
+    pub fn custom<H: CustomHandler<Args>, Args: 'static>(key: HandlerKey, handler: H) -> Self {
+        Registration::of::<Custom, H, Args>(key, handler)
     }
 
     /// Sets the per-tag cap: at most `max` events for this handler at once.
@@ -208,7 +215,8 @@ impl Registration {
         self
     }
 
-    /// How the handler is bound.
+    /// How the handler is bound: a tag normalised to the runtime's form, or a
+    /// name.
     pub fn key(&self) -> &HandlerKey {
         &self.key
     }
@@ -227,6 +235,27 @@ impl Registration {
     pub fn cap(&self) -> Option<u32> {
         self.max_concurrent
     }
+
+    /// Runs the handler for one dispatched source: its outcome, or the
+    /// answer to its panic.
+    pub(crate) fn start(
+        &self,
+        source: Option<Source>,
+        cx: Context,
+    ) -> impl Future<Output = celerity_proto::v1::result::Outcome> + Send + 'static {
+        pipeline::start(Arc::clone(&self.endpoint), source, cx)
+    }
+}
+
+/// The tag grammar of a kind.
+pub(crate) fn tag_kind(kind: HandlerKind) -> TagKind {
+    match kind {
+        HandlerKind::Http => TagKind::Http,
+        HandlerKind::WebSocket => TagKind::WebSocket,
+        HandlerKind::Consumer => TagKind::Consumer,
+        HandlerKind::Schedule => TagKind::Schedule,
+        HandlerKind::Custom => TagKind::Custom,
+    }
 }
 
 impl fmt::Debug for Registration {
@@ -240,15 +269,40 @@ impl fmt::Debug for Registration {
     }
 }
 
-/// The function name of a handler type: a fn item's type name is its path.
-fn short_fn_name<H>() -> &'static str {
-    std::any::type_name::<H>()
-}
-
 /// Registrations made at compile time by the attribute macros. Each entry
 /// builds its registration when the application starts.
 #[linkme::distributed_slice]
 pub static HANDLERS: [fn() -> Registration];
+
+/// Why a binary's handlers cannot be served: found before it connects, and
+/// before it prints its manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryError {
+    /// A handler's tag does not fit its kind.
+    MalformedTag {
+        /// The tag as written.
+        tag: String,
+        /// The handler.
+        origin: Origin,
+        /// What is wrong with it, as the attribute says it.
+        error: TagError,
+    },
+    /// Two handlers are bound the same way.
+    Duplicate(DuplicateHandler),
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::MalformedTag { tag, origin, error } => {
+                write!(f, "handler {origin} has the tag {tag:?}: {error}")
+            }
+            RegistryError::Duplicate(duplicate) => duplicate.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
 
 /// Two registrations bound the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,12 +327,26 @@ impl fmt::Display for DuplicateHandler {
 
 impl std::error::Error for DuplicateHandler {}
 
-/// Checks that no two registrations are bound the same way.
-pub(crate) fn check_duplicates(registrations: &[Registration]) -> Result<(), DuplicateHandler> {
+/// Checks that every tag fits its kind and that no two registrations are
+/// bound the same way (tags compared in their normal form).
+pub(crate) fn check(registrations: &[Registration]) -> Result<(), RegistryError> {
+    for registration in registrations {
+        if let (Some(error), HandlerKey::Tag(tag)) = (&registration.tag_error, &registration.key) {
+            return Err(RegistryError::MalformedTag {
+                tag: tag.clone(),
+                origin: registration.origin,
+                error: error.clone(),
+            });
+        }
+    }
     let mut seen: HashMap<&HandlerKey, Origin> = HashMap::new();
     for registration in registrations {
         if let Some(first) = seen.insert(&registration.key, registration.origin) {
-            return Err(DuplicateHandler { key: registration.key.clone(), first, second: registration.origin });
+            return Err(RegistryError::Duplicate(DuplicateHandler {
+                key: registration.key.clone(),
+                first,
+                second: registration.origin,
+            }));
         }
     }
     Ok(())
@@ -289,4 +357,55 @@ pub(crate) fn compiled() -> Vec<Registration> {
     let mut registrations: Vec<Registration> = HANDLERS.iter().map(|make| make()).collect();
     registrations.sort_by(|a, b| (a.origin.file, a.origin.line).cmp(&(b.origin.file, b.origin.line)));
     registrations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn first() {}
+    async fn second() {}
+
+    fn tag(tag: &str) -> HandlerKey {
+        HandlerKey::Tag(tag.to_string())
+    }
+
+    #[test]
+    fn a_tag_is_kept_in_the_runtimes_form() {
+        let registration = Registration::http(tag("GET::/files/{path+}"), first);
+        assert_eq!(registration.key(), &tag("GET::/files/{*path}"));
+        assert_eq!(Registration::custom(HandlerKey::Name("x+".into()), first).key(), &HandlerKey::Name("x+".into()));
+    }
+
+    #[test]
+    fn a_catch_all_written_either_way_is_one_tag_and_a_duplicate() {
+        let registrations =
+            [Registration::http(tag("GET::/f/{p+}"), first), Registration::http(tag("GET::/f/{*p}"), second)];
+        match check(&registrations) {
+            Err(RegistryError::Duplicate(duplicate)) => {
+                assert_eq!(duplicate.key, tag("GET::/f/{*p}"));
+                assert_eq!(
+                    (duplicate.first.line, duplicate.second.line),
+                    (registrations[0].origin.line, registrations[1].origin.line)
+                );
+            }
+            other => panic!("expected a duplicate, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_malformed_tag_is_refused_with_the_sentence_the_attribute_gives() {
+        let registrations =
+            [Registration::http(tag("GET::/ok"), first), Registration::http(tag("get::orders"), second)];
+        let error = check(&registrations).unwrap_err();
+        let attribute = parse_tag(TagKind::Http, "get::orders").unwrap_err();
+        assert!(matches!(&error, RegistryError::MalformedTag { tag, .. } if tag == "get::orders"), "{error:?}");
+        let text = error.to_string();
+        assert!(text.contains(&attribute.to_string()), "{text}");
+        assert!(text.contains("registry::tests::second") && text.contains("registry.rs:"), "names the handler: {text}");
+        // Checked against the handler's own kind.
+        let error = check(&[Registration::websocket(tag("GET::/ok"), first)]).unwrap_err();
+        assert!(error.to_string().contains("`#[websocket_handler]`"), "{error}");
+        assert_eq!(check(&[Registration::websocket(tag("event::$connect"), first)]), Ok(()));
+    }
 }

@@ -111,7 +111,7 @@ impl Settings {
     /// The protocol core's configuration for `handlers`, with every setting
     /// it uses taken from these: the pool size, the cancellation and
     /// shutdown graces, the handshake timeout and the largest frame.
-    pub fn session_config(&self, handlers: Vec<HandlerSpec>) -> SessionConfig {
+    pub(crate) fn session_config(&self, handlers: Vec<HandlerSpec>) -> SessionConfig {
         let mut config = SessionConfig::new(handlers, self.concurrency);
         config.cancel_grace_ms = u64::try_from(self.cancel_grace.as_millis()).unwrap_or(u64::MAX);
         config.shutdown_grace_ms = u64::try_from(self.shutdown_grace.as_millis()).unwrap_or(u64::MAX);

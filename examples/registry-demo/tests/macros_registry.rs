@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 const DEMO: &str = env!("CARGO_BIN_EXE_demo");
 const DUPLICATE_TAGS: &str = env!("CARGO_BIN_EXE_duplicate_tags");
 const NAME_CLASH: &str = env!("CARGO_BIN_EXE_name_clash");
+const MALFORMED_TAG: &str = env!("CARGO_BIN_EXE_malformed_tag");
 const EXIT_WAIT: Duration = Duration::from_secs(20);
 
 /// The blueprint of `demo`, less the handlers named in `leave_out`.
@@ -274,6 +275,30 @@ async fn two_functions_with_one_tag_are_a_startup_error_naming_both() {
         Err(Error::Timeout { .. }) => {}
         other => panic!("duplicate_tags should not have connected: {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_malformed_tag_given_to_the_explicit_api_is_refused_before_connecting_with_the_attributes_words() {
+    // The sentence `#[http_handler("get::orders")]` fails to compile with.
+    let attribute = celerity_tags::parse_tag(celerity_tags::TagKind::Http, "get::orders").unwrap_err();
+    let file = "examples/registry-demo/src/bin/malformed_tag.rs";
+    let expected = format!("handler malformed_tag::list_orders ({file}:12) has the tag \"get::orders\": {attribute}");
+
+    let rt = TestRuntime::builder().handler("listOrders", "GET::/orders").bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, MALFORMED_TAG).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let output = process.stderr_text();
+    assert!(output.contains(&expected), "expected {expected:?} in:\n{output}");
+    match rt.accept_timeout(Duration::from_millis(300)).await {
+        Err(Error::Timeout { .. }) => {}
+        other => panic!("malformed_tag should not have connected: {other:?}"),
+    }
+
+    // Nor does it print a manifest declaring a tag the runtime would refuse.
+    let mut process = HandlerProcess::command(MALFORMED_TAG).envs(rt.env()).arg("--manifest").spawn().unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    assert!(process.stdout_text().is_empty(), "{}", process.output_text());
+    assert!(process.stderr_text().contains(&expected), "{}", process.output_text());
 }
 
 #[tokio::test]

@@ -18,14 +18,14 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::future::IntoFuture;
 
+use celerity::__private::session::error_type;
+use celerity::HandlerKind;
 use celerity::consumer::{Batch, BatchOutcome, RawRecord, Record};
 use celerity::custom::Invocation;
 use celerity::http::{Json, Path, Query, Request};
 use celerity::proto::prost::Message as _;
 use celerity::proto::v1::{self as pb, Dispatch, dispatch::Source, result::Outcome};
-use celerity::registry::HandlerKind;
 use celerity::schedule::Trigger;
-use celerity::session::error_type;
 use celerity::testing::{Event, TestApp};
 use celerity::websocket::Message;
 

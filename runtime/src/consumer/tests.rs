@@ -3,13 +3,19 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use std::future::Future;
+use std::sync::Arc;
+use std::time::SystemTime;
+
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, BatchResult, RecordFailure};
+use celerity_proto::v1::{self as pb, BatchResult, Dispatch, RecordFailure, dispatch::Source, result::Outcome};
 use serde::Deserialize;
 
 use super::*;
-use crate::context::StateMap;
+use crate::context::{Context, State, StateMap};
+use crate::error::Error;
 use crate::handle::AppHandle;
+use crate::pipeline::{Endpoint, Handler, endpoint};
 use crate::session::{CancelReason, error_type};
 
 const TAG: &str = "source::orders-queue::processOrders";
@@ -67,8 +73,13 @@ fn cx_with(deadline_unix_ms: i64, state: StateMap) -> Context {
     )
 }
 
-async fn call(handler: Arc<dyn Handler>, dispatch: Dispatch, cx: Context) -> Outcome {
-    let outcome = handler.call(dispatch, cx).await;
+/// A per-record consumer running up to `concurrency` records at once.
+fn records<Args: 'static>(handler: impl Handler<PerRecord, Args>, concurrency: usize) -> Arc<dyn Endpoint> {
+    endpoint::<PerRecord, _, Args>(handler, RecordOptions::concurrency(concurrency))
+}
+
+async fn call(handler: Arc<dyn Endpoint>, dispatch: Dispatch, cx: Context) -> Outcome {
+    let outcome = handler.call(dispatch.source, cx).await;
     assert!(
         matches!(outcome, Outcome::Consumer(_) | Outcome::Error(_)),
         "a consumer handler answered with another shape: {outcome:?}"
@@ -76,12 +87,12 @@ async fn call(handler: Arc<dyn Handler>, dispatch: Dispatch, cx: Context) -> Out
     outcome
 }
 
-async fn per_record<Args>(handler: impl ConsumerHandler<Args>, dispatch: Dispatch) -> BatchResult {
-    result(call(handler.into_handler(1), dispatch, cx()).await)
+async fn per_record<Args: 'static>(handler: impl Handler<PerRecord, Args>, dispatch: Dispatch) -> BatchResult {
+    result(call(records(handler, 1), dispatch, cx()).await)
 }
 
-async fn whole_batch<Args>(handler: impl ConsumerBatchHandler<Args>, dispatch: Dispatch) -> BatchResult {
-    result(call(handler.into_handler(), dispatch, cx()).await)
+async fn whole_batch<Args: 'static>(handler: impl Handler<WholeBatch, Args>, dispatch: Dispatch) -> BatchResult {
+    result(call(endpoint::<WholeBatch, _, Args>(handler, ()), dispatch, cx()).await)
 }
 
 fn result(outcome: Outcome) -> BatchResult {
@@ -267,7 +278,7 @@ async fn state_is_shared_with_every_record() {
     }
     let mut state = StateMap::default();
     state.insert(Arc::new("m-".to_string()));
-    let outcome = call(ConsumerHandler::into_handler(handler, 1), orders(2), cx_with(0, state)).await;
+    let outcome = call(records(handler, 1), orders(2), cx_with(0, state)).await;
     assert_eq!(result(outcome), success());
 }
 
@@ -299,7 +310,7 @@ async fn cancellation_stops_starting_records_and_names_those_not_run() {
 async fn a_cancelled_event_reports_no_record_as_processed() {
     let cx = cx();
     cx.cancel(CancelReason::DeadlineExceeded);
-    let handler = ConsumerHandler::into_handler(|_record: RawRecord| async {}, 1);
+    let handler = records(|_record: RawRecord| async {}, 1);
     let result = result(call(handler, orders(2), cx).await);
     assert_eq!(failed_ids(&result), ["m-1", "m-2"]);
     assert_eq!(failure(&result, "m-1"), "not processed: cancelled (deadline exceeded)");
@@ -307,12 +318,12 @@ async fn a_cancelled_event_reports_no_record_as_processed() {
 
 #[tokio::test]
 async fn a_passed_deadline_stops_starting_records() {
-    let handler = ConsumerHandler::into_handler(|_record: RawRecord| async {}, 3);
+    let handler = records(|_record: RawRecord| async {}, 3);
     let late = result(call(handler, orders(2), cx_with(1, StateMap::default())).await);
     assert_eq!(failed_ids(&late), ["m-1", "m-2"]);
     assert_eq!(failure(&late, "m-2"), "not processed: cancelled (deadline exceeded)");
     let far = (SystemTime::now() + Duration::from_secs(60)).duration_since(SystemTime::UNIX_EPOCH).unwrap();
-    let handler = ConsumerHandler::into_handler(|_record: RawRecord| async {}, 1);
+    let handler = records(|_record: RawRecord| async {}, 1);
     let outcome = call(handler, orders(2), cx_with(far.as_millis() as i64, StateMap::default())).await;
     assert_eq!(result(outcome), success());
 }
@@ -347,7 +358,7 @@ fn tracked(
 async fn concurrent_records_still_name_the_right_ids() {
     let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let handler = tracked(&[2, 9, 11], Arc::clone(&in_flight), Arc::clone(&most));
-    let outcome = call(ConsumerHandler::into_handler(handler, 4), orders(12), cx()).await;
+    let outcome = call(records(handler, 4), orders(12), cx()).await;
     let result = result(outcome);
     assert_eq!(failed_ids(&result), ["m-2", "m-6", "m-9", "m-11"], "named in the batch's order");
     assert_eq!(failure(&result, "m-9"), "failed 9");
@@ -358,7 +369,7 @@ async fn concurrent_records_still_name_the_right_ids() {
 #[tokio::test]
 async fn a_panic_on_a_records_own_task_is_named_as_opted_in() {
     let handler = tracked(&[2], Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let outcome = exposed(call(ConsumerHandler::into_handler(handler, 4), orders(8), cx())).await;
+    let outcome = exposed(call(records(handler, 4), orders(8), cx())).await;
     let result = result(outcome);
     assert_eq!(failed_ids(&result), ["m-2", "m-6"]);
     assert_eq!(failure(&result, "m-6"), "panicked: six", "the records' tasks hand their panics back");
@@ -368,7 +379,7 @@ async fn a_panic_on_a_records_own_task_is_named_as_opted_in() {
 async fn concurrency_one_runs_one_at_a_time() {
     let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let handler = tracked(&[], Arc::clone(&in_flight), Arc::clone(&most));
-    let result = result(call(ConsumerHandler::into_handler(handler, 1), orders(4), cx()).await);
+    let result = result(call(records(handler, 1), orders(4), cx()).await);
     assert_eq!(result, success());
     assert_eq!(most.load(Ordering::SeqCst), 1);
 }
@@ -382,30 +393,9 @@ async fn concurrent_cancellation_names_the_records_not_started() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     };
-    let result = result(call(ConsumerHandler::into_handler(handler, 2), orders(5), cx()).await);
+    let result = result(call(records(handler, 2), orders(5), cx()).await);
     // m-1 and m-2 started together; m-1 cancelled before any other started.
     assert_eq!(failed_ids(&result), ["m-3", "m-4", "m-5"]);
-}
-
-#[tokio::test]
-async fn the_adapter_runs_what_the_macro_generates() {
-    async fn user(info: BatchInfo, order: Record<Order>) -> Result<(), Error> {
-        if info.source_id() == "orders-queue" && order.quantity != 3 { Ok(()) } else { Err(Error::msg("three")) }
-    }
-    let handler = RecordFn::new(move |mut ev: RawRecord, cx: Context| async move {
-        let a0 = match <BatchInfo as FromRecord>::from_record(&mut ev, &cx) {
-            Ok(v) => v,
-            Err(e) => return reject_record(e),
-        };
-        let a1 = match <Record<Order> as FromRecord>::from_record_owned(ev, &cx) {
-            Ok(v) => v,
-            Err(e) => return reject_record(e),
-        };
-        <Result<(), Error> as IntoRecordOutcome>::into_record_outcome(user(a0, a1).await)
-    })
-    .concurrency(2);
-    let result = result(call(Arc::new(handler), orders(4), cx()).await);
-    assert_eq!(failed_ids(&result), ["m-3"]);
 }
 
 // ---- whole batch ----
@@ -490,48 +480,12 @@ async fn missing_state_fails_the_whole_batch() {
     assert_eq!(whole_batch(handler, orders(2)).await, whole_batch_failure());
 }
 
-#[tokio::test]
-async fn a_hand_written_outcome_of_another_shape_is_never_sent() {
-    let handler = BatchFn::new(|_batch: Batch, _cx: Context| async {
-        Outcome::Schedule(pb::Ack { success: true, error_message: String::new() })
-    });
-    match call(Arc::new(handler), orders(1), cx()).await {
-        Outcome::Error(error) => assert_eq!(error.r#type, crate::handler::WRONG_OUTCOME),
-        other => panic!("expected a handler error, got {other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn the_batch_adapter_runs_what_the_macro_generates() {
-    async fn user(cx: Context, batch: Batch) -> Result<BatchOutcome, Error> {
-        let mut outcome = batch.outcome();
-        if cx.tag() == TAG {
-            outcome.fail(&batch.records()[0], "first");
-        }
-        Ok(outcome)
-    }
-    let handler = BatchFn::new(move |mut ev: Batch, cx: Context| async move {
-        let a0 = match <Context as FromBatch>::from_batch(&mut ev, &cx) {
-            Ok(v) => v,
-            Err(e) => return reject_batch(e),
-        };
-        let a1 = match <Batch as FromBatch>::from_batch_owned(ev, &cx) {
-            Ok(v) => v,
-            Err(e) => return reject_batch(e),
-        };
-        <Result<BatchOutcome, Error> as IntoBatchOutcome>::into_batch_outcome(user(a0, a1).await)
-    });
-    let result = result(call(Arc::new(handler), orders(2), cx()).await);
-    assert_eq!(failed_ids(&result), ["m-1"]);
-}
-
 // ---- wrong source ----
 
 #[tokio::test]
 async fn another_source_is_a_wrong_source_error_in_either_form() {
     async fn handler() {}
-    let handlers: [Arc<dyn Handler>; 2] =
-        [ConsumerHandler::into_handler(handler, 1), ConsumerBatchHandler::into_handler(handler)];
+    let handlers: [Arc<dyn Endpoint>; 2] = [records(handler, 1), endpoint::<WholeBatch, _, ()>(handler, ())];
     for handler in handlers {
         for source in [
             Source::Http(pb::HttpRequest::default()),

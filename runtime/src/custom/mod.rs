@@ -1,10 +1,11 @@
 //! Custom events: a handler invoked by name, with an input and an output.
 //!
 //! A custom handler's tag is `custom::{handlerName}`, such as
-//! `custom::resizeImage`. It takes any of the [`FromInvocation`] arguments
-//! (typed JSON with [`Json<T>`], or the raw input as `Bytes` or `String`) and
-//! returns its output ([`IntoCustomOutcome`]): `Json<T>`, `Bytes`, `Vec<u8>`,
-//! `String`, `&'static str` or `()` (no output), or a `Result` of one.
+//! `custom::resizeImage`. It takes arguments from the [`Invocation`]
+//! ([`Custom`]: typed JSON with [`Json<T>`], or the raw input as `Bytes` or
+//! `String`, and `Context`, `State<T>`, `WsSender`) and returns its output
+//! ([`IntoCustomOutput`]): `Json<T>`, `Bytes`, `Vec<u8>`, `String`,
+//! `&'static str` or `()` (no output), or a `Result` of one.
 //!
 //! Errors come in two kinds:
 //!
@@ -38,19 +39,18 @@
 //! `HandlerError` of type `WrongEventSource` naming both.
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, CustomInvokeResult, Dispatch, dispatch::Source, result::Outcome};
+use celerity_proto::v1::{self as pb, CustomInvokeResult, dispatch::Source, result::Outcome};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::context::{Context, State};
+use crate::context::Context;
 use crate::error::Error;
-use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
 use crate::json::{Json, JsonError, decode_json_input};
-use crate::registry::HandlerKind;
+use crate::kind::HandlerKind;
+use crate::pipeline::{FromEvent, Handler, HandlerFuture, IntoAnswer, Kind, kind_diagnostics, sealed};
 
 /// How a JSON decoding error names the input.
 const INPUT: &str = "the input";
@@ -112,53 +112,25 @@ impl From<pb::CustomInvoke> for Invocation {
     }
 }
 
-/// A value a custom handler can take as an argument.
-///
-/// Extraction happens before the handler runs; a failure answers the runtime
-/// with the error's message as the result's `error_message`, and the handler
-/// is not called.
-///
-/// At most one argument may read the input ([`FromInvocation::READS_BODY`]):
-/// `Invocation`, `Json<T>`, `Bytes` or `String`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an argument of a custom handler",
-    label = "not something a custom handler can take",
-    note = "a custom handler takes: `Invocation`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
-    note = "a type of your own can be one by implementing `celerity::custom::FromInvocation`"
-)]
-pub trait FromInvocation: Sized {
-    /// Whether this argument consumes the input.
-    const READS_BODY: bool = false;
-
-    /// Takes the value from the invocation. Arguments that read the input
-    /// take it out of `invocation`; the others only look.
-    fn from_invocation(invocation: &mut Invocation, cx: &Context) -> Result<Self, Error>;
-
-    /// Takes the value when it is the handler's last argument and may have
-    /// the whole invocation. Defaults to [`FromInvocation::from_invocation`].
-    fn from_invocation_owned(mut invocation: Invocation, cx: &Context) -> Result<Self, Error> {
-        Self::from_invocation(&mut invocation, cx)
-    }
-}
-
-impl FromInvocation for Invocation {
+/// The whole invocation.
+impl FromEvent<Custom> for Invocation {
     const READS_BODY: bool = true;
 
-    fn from_invocation(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
+    fn from_event(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
         let input = invocation.take_input();
         Ok(Invocation { handler_name: invocation.handler_name.clone(), input })
     }
 
-    fn from_invocation_owned(invocation: Invocation, _cx: &Context) -> Result<Self, Error> {
+    fn from_event_owned(invocation: Invocation, _cx: &Context) -> Result<Self, Error> {
         Ok(invocation)
     }
 }
 
 /// The input deserialized from JSON (an empty input reads as `null`).
-impl<T: DeserializeOwned> FromInvocation for Json<T> {
+impl<T: DeserializeOwned> FromEvent<Custom> for Json<T> {
     const READS_BODY: bool = true;
 
-    fn from_invocation(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
+    fn from_event(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
         let value = invocation.json::<T>()?;
         invocation.take_input();
         Ok(Json(value))
@@ -166,41 +138,23 @@ impl<T: DeserializeOwned> FromInvocation for Json<T> {
 }
 
 /// The raw input.
-impl FromInvocation for Bytes {
+impl FromEvent<Custom> for Bytes {
     const READS_BODY: bool = true;
 
-    fn from_invocation(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
+    fn from_event(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
         Ok(invocation.take_input())
     }
 }
 
 /// The input as text; input that is not UTF-8 is refused.
-impl FromInvocation for String {
+impl FromEvent<Custom> for String {
     const READS_BODY: bool = true;
 
-    fn from_invocation(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
+    fn from_event(invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
         // Reuses the buffer when the input is its only owner; copies otherwise.
         String::from_utf8(Vec::from(invocation.take_input()))
             .map_err(|_| Error::typed("InvalidText", "the input is not valid UTF-8"))
     }
-}
-
-impl FromInvocation for Context {
-    fn from_invocation(_invocation: &mut Invocation, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.clone())
-    }
-}
-
-impl<T: Send + Sync + 'static> FromInvocation for State<T> {
-    fn from_invocation(_invocation: &mut Invocation, cx: &Context) -> Result<Self, Error> {
-        State::from_context(cx)
-    }
-}
-
-/// The answer to an argument that could not be extracted: the error's
-/// message as the result's `error_message`. The attribute macro calls it.
-pub fn reject(error: Error) -> Outcome {
-    deliberate(error.message().to_string())
 }
 
 fn deliberate(message: String) -> Outcome {
@@ -215,14 +169,14 @@ fn deliberate(message: String) -> Outcome {
 /// `std::error::Error`, so that it is never mistaken for one of those.
 ///
 /// ```
-/// use celerity::custom::{CustomError, IntoCustomOutcome};
-/// use celerity::proto::v1::{CustomInvokeResult, result::Outcome};
+/// use celerity::custom::CustomError;
 ///
-/// let answer: Result<String, CustomError> = Err(CustomError::new("no such image"));
-/// assert_eq!(
-///     answer.into_custom_outcome(),
-///     Outcome::Custom(CustomInvokeResult { output: Default::default(), error_message: "no such image".into() })
-/// );
+/// async fn resize(width: celerity::Json<u32>) -> Result<String, CustomError> {
+///     if width.0 == 0 {
+///         return Err(CustomError::new("width must be positive"));
+///     }
+///     Ok(format!("{} pixels", width.0))
+/// }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomError {
@@ -256,6 +210,15 @@ impl From<&str> for CustomError {
 impl From<String> for CustomError {
     fn from(message: String) -> Self {
         CustomError { message }
+    }
+}
+
+/// A `CustomError` in a `celerity::Error`, so that `celerity::Result`
+/// serves both kinds of error: a custom handler still answers it as
+/// `error_message`.
+impl From<CustomError> for Error {
+    fn from(error: CustomError) -> Self {
+        Error::deliberate("CustomError", error.message)
     }
 }
 
@@ -339,21 +302,10 @@ impl<E: Into<Error>> IntoCustomError for E {
     }
 }
 
-/// What a custom handler can return: an output ([`IntoCustomOutput`]), or a
-/// `Result` of one whose error is a [`CustomError`] (answered as
-/// `error_message`) or any other error (answered as a `HandlerError`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a custom handler",
-    label = "not a custom handler's result",
-    note = "a custom handler returns: `Json<T>`, `Bytes`, `Vec<u8>`, `String`, `&'static str`, `()`, or `Result<O, E>` of one, where `E` is `CustomError` (answered as `error_message`), `celerity::Error` or any `std::error::Error` (answered as a `HandlerError`)"
-)]
-pub trait IntoCustomOutcome {
-    /// Converts the return value.
-    fn into_custom_outcome(self) -> Outcome;
-}
-
-impl<T: IntoCustomOutput> IntoCustomOutcome for T {
-    fn into_custom_outcome(self) -> Outcome {
+/// An output: the bytes of `CustomInvokeResult.output`; one that cannot be
+/// produced (JSON that does not serialize) is a `HandlerError`.
+impl<T: IntoCustomOutput> IntoAnswer<Custom> for T {
+    fn into_answer(self) -> Outcome {
         match self.into_custom_output() {
             Ok(output) => Outcome::Custom(CustomInvokeResult { output, error_message: String::new() }),
             Err(error) => Outcome::Error(error.to_handler_error()),
@@ -361,125 +313,104 @@ impl<T: IntoCustomOutput> IntoCustomOutcome for T {
     }
 }
 
-impl<T: IntoCustomOutput, E: IntoCustomError> IntoCustomOutcome for Result<T, E> {
-    fn into_custom_outcome(self) -> Outcome {
+/// An output, or an error: a [`CustomError`] is answered as
+/// `error_message`, any other error as a `HandlerError`.
+///
+/// ```
+/// use celerity::custom::{Custom, CustomError};
+/// use celerity::proto::v1::{CustomInvokeResult, result::Outcome};
+/// use celerity::IntoAnswer;
+///
+/// let answer: Result<String, CustomError> = Err(CustomError::new("no such image"));
+/// assert_eq!(
+///     IntoAnswer::<Custom>::into_answer(answer),
+///     Outcome::Custom(CustomInvokeResult { output: Default::default(), error_message: "no such image".into() })
+/// );
+/// ```
+impl<T: IntoCustomOutput, E: IntoCustomError> IntoAnswer<Custom> for Result<T, E> {
+    fn into_answer(self) -> Outcome {
         match self {
-            Ok(value) => value.into_custom_outcome(),
+            Ok(value) => value.into_answer(),
             Err(error) => error.into_custom_error(),
         }
     }
 }
 
-/// A custom handler from a function of the invocation and context. The
-/// attribute macro builds its argument extraction inside such a function.
-pub struct InvocationFn<F> {
-    f: F,
-}
+/// The custom kind of event: a handler invoked by name takes arguments from
+/// an [`Invocation`] and answers with an output, or an `error_message` for
+/// a [`CustomError`] (and for an argument that cannot be taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Custom;
 
-impl<F> InvocationFn<F> {
-    /// Wraps `f`.
-    pub fn new(f: F) -> Self {
-        InvocationFn { f }
+impl sealed::Sealed for Custom {}
+
+impl Kind for Custom {
+    const KIND: HandlerKind = HandlerKind::Custom;
+    type Event = Invocation;
+    type Answer = Outcome;
+    type Rejection = Error;
+    type Options = ();
+
+    fn reject(rejection: Error) -> Outcome {
+        deliberate(rejection.message().to_string())
     }
-}
 
-impl<F, Fut> Handler for InvocationFn<F>
-where
-    F: Fn(Invocation, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Outcome> + Send + 'static,
-{
-    fn call(&self, dispatch: Dispatch, cx: Context) -> HandlerFuture {
-        match dispatch.source {
-            Some(Source::Custom(invoke)) => {
-                let outcome = (self.f)(Invocation::from_wire(invoke), cx.clone());
-                Box::pin(async move { expect_shape(HandlerKind::Custom, outcome.await, &cx) })
-            }
-            other => ready(wrong_source(HandlerKind::Custom, &other, &cx)),
+    fn serve<H, Args>(
+        handler: &Arc<H>,
+        _options: &(),
+        source: Source,
+        cx: &Context,
+    ) -> Result<HandlerFuture, HandlerKind>
+    where
+        H: Handler<Custom, Args>,
+        Args: 'static,
+    {
+        match source {
+            Source::Custom(invoke) => Ok(Box::pin(handler.call(Invocation::from_wire(invoke), cx))),
+            other => Err(HandlerKind::of_source(&other)),
         }
     }
 }
 
-/// An `async fn` usable as a custom handler: every argument implements
-/// [`FromInvocation`] and the return value [`IntoCustomOutcome`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a custom handler",
-    label = "not a custom handler",
-    note = "a custom handler is an `async fn` whose arguments are custom extractors (`Invocation`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>`) and that returns an output (`Json<T>`, `Bytes`, `Vec<u8>`, `String`, `&'static str`, `()`) or a `Result` of one"
-)]
-pub trait CustomHandler<Args>: Clone + Send + Sync + 'static {
-    /// Builds the type-erased handler.
-    fn into_handler(self) -> Arc<dyn Handler>;
+kind_diagnostics! {
+    kind: Custom,
+    argument: CustomArgument {
+        message: "`{Self}` cannot be an argument of a custom handler",
+        label: "not something a custom handler can take",
+        notes: [
+            "a custom handler takes: `Invocation`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
+            "a type of your own can be one by implementing `celerity::FromEvent<celerity::custom::Custom>`",
+        ],
+    },
+    answer: CustomAnswer {
+        message: "`{Self}` cannot be returned from a custom handler",
+        label: "not a custom handler's result",
+        notes: [
+            "a custom handler returns: `Json<T>`, `Bytes`, `Vec<u8>`, `String`, `&'static str`, `()`, or `Result<O, E>` of one, where `E` is `CustomError` (answered as `error_message`), `celerity::Error` or any `std::error::Error` (answered as a `HandlerError`)",
+        ],
+    },
+    handler:
+        /// An `async fn` usable as a custom handler: every argument can be
+        /// taken from an invocation ([`crate::FromEvent`]`<Custom>`) and it
+        /// returns an output or a `Result` of one. The same as
+        /// [`crate::Handler`]`<Custom, Args>`, in the words of a custom
+        /// handler.
+        CustomHandler {
+        message: "`{Self}` is not a custom handler",
+        label: "not a custom handler",
+        notes: [
+            "a custom handler is an `async fn` whose arguments are custom extractors (`Invocation`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>`) and that returns an output (`Json<T>`, `Bytes`, `Vec<u8>`, `String`, `&'static str`, `()`) or a `Result` of one",
+        ],
+    },
 }
-
-macro_rules! custom_handler_impl {
-    ($($arg:ident),*; $last:ident) => {
-        impl<F, Fut, R, $($arg,)* $last> CustomHandler<($($arg,)* $last,)> for F
-        where
-            F: Fn($($arg,)* $last) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            R: IntoCustomOutcome,
-            $($arg: FromInvocation + Send + 'static,)*
-            $last: FromInvocation + Send + 'static,
-        {
-            #[allow(non_snake_case, unused_mut)]
-            fn into_handler(self) -> Arc<dyn Handler> {
-                const {
-                    assert!(
-                        0 $(+ $arg::READS_BODY as usize)* + $last::READS_BODY as usize <= 1,
-                        "a custom handler can read the input with one argument only"
-                    )
-                };
-                let f = self;
-                Arc::new(InvocationFn::new(move |mut invocation: Invocation, cx: Context| {
-                    let f = f.clone();
-                    async move {
-                        $(
-                            let $arg = match $arg::from_invocation(&mut invocation, &cx) {
-                                Ok(value) => value,
-                                Err(error) => return reject(error),
-                            };
-                        )*
-                        let $last = match $last::from_invocation_owned(invocation, &cx) {
-                            Ok(value) => value,
-                            Err(error) => return reject(error),
-                        };
-                        f($($arg,)* $last).await.into_custom_outcome()
-                    }
-                }))
-            }
-        }
-    };
-}
-
-impl<F, Fut, R> CustomHandler<()> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoCustomOutcome,
-{
-    fn into_handler(self) -> Arc<dyn Handler> {
-        let f = self;
-        Arc::new(InvocationFn::new(move |_invocation: Invocation, _cx: Context| {
-            let f = f.clone();
-            async move { f().await.into_custom_outcome() }
-        }))
-    }
-}
-
-custom_handler_impl!(; A1);
-custom_handler_impl!(A1; A2);
-custom_handler_impl!(A1, A2; A3);
-custom_handler_impl!(A1, A2, A3; A4);
-custom_handler_impl!(A1, A2, A3, A4; A5);
-custom_handler_impl!(A1, A2, A3, A4, A5; A6);
-custom_handler_impl!(A1, A2, A3, A4, A5, A6; A7);
-custom_handler_impl!(A1, A2, A3, A4, A5, A6, A7; A8);
 
 #[cfg(test)]
 mod tests {
+    use celerity_proto::v1::Dispatch;
     use serde::Deserialize;
 
     use super::*;
+    use crate::pipeline::serve_once;
     use crate::session::error_type;
 
     const TAG: &str = "custom::resizeImage";
@@ -495,8 +426,8 @@ mod tests {
         }))
     }
 
-    async fn run<Args>(handler: impl CustomHandler<Args>, dispatch: Dispatch) -> Outcome {
-        let outcome = handler.into_handler().call(dispatch, Context::detached(TAG)).await;
+    async fn run<Args: 'static>(handler: impl Handler<Custom, Args>, dispatch: Dispatch) -> Outcome {
+        let outcome = serve_once(handler, (), dispatch, Context::detached(TAG)).await;
         assert!(
             matches!(outcome, Outcome::Custom(_) | Outcome::Error(_)),
             "a custom handler answered with another shape: {outcome:?}"
@@ -643,23 +574,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_adapter_runs_what_the_macro_generates() {
-        let handler = InvocationFn::new(move |mut ev: Invocation, cx: Context| async move {
-            let a0 = match <Context as FromInvocation>::from_invocation(&mut ev, &cx) {
-                Ok(v) => v,
-                Err(e) => return reject(e),
-            };
-            let a1 = match <Json<Resize> as FromInvocation>::from_invocation_owned(ev, &cx) {
-                Ok(v) => v,
-                Err(e) => return reject(e),
-            };
-            <Result<Json<Resized>, CustomError> as IntoCustomOutcome>::into_custom_outcome(resize(a0, a1).await)
-        });
-        let out = output(handler.call(invoke(br#"{"width":5}"#), Context::detached(TAG)).await);
-        assert_eq!(out, Bytes::from_static(br#"{"width":10,"name":"custom::resizeImage"}"#));
-    }
-
-    #[tokio::test]
     async fn the_invocation_carries_its_name_and_input() {
         async fn handler(invocation: Invocation) -> Result<String, CustomError> {
             let input: Resize = invocation.json().map_err(CustomError::new)?;
@@ -672,8 +586,21 @@ mod tests {
     fn an_input_reader_that_is_not_last_leaves_an_empty_input() {
         let cx = Context::detached(TAG);
         let mut invocation = Invocation::new("resizeImage", "abc");
-        let taken = Invocation::from_invocation(&mut invocation, &cx).unwrap();
+        let taken = <Invocation as FromEvent<Custom>>::from_event(&mut invocation, &cx).unwrap();
         assert_eq!((taken.handler_name(), taken.input().as_ref()), ("resizeImage", b"abc".as_ref()));
         assert_eq!((invocation.handler_name(), invocation.input().is_empty()), ("resizeImage", true));
+    }
+
+    #[test]
+    fn a_custom_error_carried_by_error_is_still_answered_as_error_message() {
+        let error: Error = CustomError::new("n must be positive").into();
+        assert!(error.is_custom_error());
+        let deliberate: Result<crate::Json<u32>, Error> = Err(error);
+        match IntoAnswer::<Custom>::into_answer(deliberate) {
+            Outcome::Custom(result) => assert_eq!(result.error_message, "n must be positive"),
+            other => panic!("expected error_message, got {other:?}"),
+        }
+        let unhandled: Result<crate::Json<u32>, Error> = Err(std::io::Error::other("disk").into());
+        assert!(matches!(IntoAnswer::<Custom>::into_answer(unhandled), Outcome::Error(e) if e.message == "disk"));
     }
 }

@@ -4,6 +4,7 @@
 mod de;
 mod error;
 mod extract;
+mod kind;
 mod params;
 mod respond;
 
@@ -18,12 +19,12 @@ use http::HeaderName;
 
 pub use de::{ParamsError, ParamsKind};
 pub use error::{ErrorDetail, HttpError, PathSegment};
-pub use extract::{FromRequest, Json, Path, Query};
+pub use extract::{Json, Path, Query};
+pub use kind::{Http, HttpHandler};
+#[doc(hidden)]
+pub use kind::{HttpAnswer, HttpArgument};
 pub use params::Params;
 pub use respond::IntoResponse;
-
-#[doc(hidden)]
-pub use respond::IntoHttpOutcome;
 
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode};
 

@@ -8,15 +8,13 @@ use celerity_proto::v1::{self as pb, result::Outcome};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::Serialize;
 
-use super::{HttpError, Json, Response, response_to_wire};
+use super::{Http, HttpError, Json, Response, response_to_wire};
+use crate::pipeline::IntoAnswer;
 
-/// A value an HTTP handler can answer with.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from an HTTP handler",
-    label = "not an HTTP response",
-    note = "an HTTP handler returns: `Response`, `Json<T>`, `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`, `(StatusCode, R)`, `(StatusCode, HeaderMap, R)`, `HttpError`, `()`, or `Result<R, E>` where `E` is `HttpError`, `celerity::Error` or any `std::error::Error`",
-    note = "a type of your own can be one by implementing `celerity::http::IntoResponse`"
-)]
+/// A value an HTTP handler can answer with: `Response`, `Json<T>`,
+/// `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`,
+/// `(StatusCode, R)`, `(StatusCode, HeaderMap, R)`, `HttpError`, `()`. A
+/// handler may also return a `Result` of one.
 pub trait IntoResponse {
     /// Builds the response.
     fn into_response(self) -> Response;
@@ -219,30 +217,22 @@ impl<R: IntoResponse> IntoResponse for (StatusCode, HeaderMap, R) {
     }
 }
 
-/// What an HTTP handler's return value becomes on the wire: a response, or a
-/// `HandlerError` for an unhandled error.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from an HTTP handler",
-    label = "not an HTTP response",
-    note = "an HTTP handler returns: `Response`, `Json<T>`, `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`, `(StatusCode, R)`, `(StatusCode, HeaderMap, R)`, `HttpError`, `()`, or `Result<R, E>` where `E` is `HttpError`, `celerity::Error` or any `std::error::Error`"
-)]
-pub trait IntoHttpOutcome {
-    /// Converts the return value.
-    fn into_http_outcome(self) -> Outcome;
-}
-
-impl<R: IntoResponse> IntoHttpOutcome for R {
-    fn into_http_outcome(self) -> Outcome {
+/// A response, on the wire.
+impl<R: IntoResponse> IntoAnswer<Http> for R {
+    fn into_answer(self) -> Outcome {
         Outcome::Http(self.__into_wire_response())
     }
 }
 
-impl<R: IntoResponse, E: Into<crate::Error>> IntoHttpOutcome for Result<R, E> {
-    fn into_http_outcome(self) -> Outcome {
+/// A response, or an error: an [`HttpError`] (directly or carried in a
+/// `celerity::Error`) is answered as the response it describes, any other
+/// error as a `HandlerError`, which the runtime answers with a 500.
+impl<R: IntoResponse, E: Into<crate::Error>> IntoAnswer<Http> for Result<R, E> {
+    fn into_answer(self) -> Outcome {
         match self {
-            Ok(value) => value.into_http_outcome(),
+            Ok(value) => IntoAnswer::<Http>::into_answer(value),
             Err(error) => match error.into().into_http() {
-                Ok(http) => http.into_http_outcome(),
+                Ok(http) => IntoAnswer::<Http>::into_answer(http),
                 Err(error) => Outcome::Error(error.to_handler_error()),
             },
         }
@@ -253,6 +243,10 @@ impl<R: IntoResponse, E: Into<crate::Error>> IntoHttpOutcome for Result<R, E> {
 mod tests {
     use super::*;
 
+    fn answer(value: impl IntoAnswer<Http>) -> Outcome {
+        IntoAnswer::<Http>::into_answer(value)
+    }
+
     fn response(outcome: Outcome) -> celerity_proto::v1::HttpResponse {
         match outcome {
             Outcome::Http(response) => response,
@@ -262,12 +256,12 @@ mod tests {
 
     #[test]
     fn plain_values() {
-        let r = response("hi".into_http_outcome());
+        let r = response(answer("hi"));
         assert_eq!(r.status, 200);
         assert_eq!(r.headers["content-type"].values, ["text/plain; charset=utf-8"]);
-        assert_eq!(response(().into_http_outcome()).status, 204);
-        assert_eq!(response(StatusCode::ACCEPTED.into_http_outcome()).status, 202);
-        let r = response((StatusCode::CREATED, Json(serde_json::json!({"id": 1}))).into_http_outcome());
+        assert_eq!(response(answer(())).status, 204);
+        assert_eq!(response(answer(StatusCode::ACCEPTED)).status, 202);
+        let r = response(answer((StatusCode::CREATED, Json(serde_json::json!({"id": 1})))));
         assert_eq!(r.status, 201);
         assert_eq!(r.body, Bytes::from_static(br#"{"id":1}"#));
     }
@@ -277,16 +271,16 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.append("set-cookie", HeaderValue::from_static("a=1"));
         headers.append("set-cookie", HeaderValue::from_static("b=2"));
-        let r = response((StatusCode::OK, headers, "x").into_http_outcome());
+        let r = response(answer((StatusCode::OK, headers, "x")));
         assert_eq!(r.headers["set-cookie"].values, ["a=1", "b=2"]);
     }
 
     #[test]
     fn errors() {
         let ok: Result<&'static str, HttpError> = Err(HttpError::not_found("no"));
-        assert_eq!(response(ok.into_http_outcome()).status, 404);
+        assert_eq!(response(answer(ok)).status, 404);
         let failed: Result<&'static str, std::io::Error> = Err(std::io::Error::other("boom"));
-        match failed.into_http_outcome() {
+        match answer(failed) {
             Outcome::Error(error) => {
                 assert_eq!(error.message, "boom");
                 assert_eq!(error.r#type, "Error");
@@ -294,7 +288,7 @@ mod tests {
             other => panic!("expected a handler error, got {other:?}"),
         }
         let via_error: Result<(), crate::Error> = Err(HttpError::conflict("taken").into());
-        assert_eq!(response(via_error.into_http_outcome()).status, 409);
+        assert_eq!(response(answer(via_error)).status, 409);
     }
 
     /// The SDK's own types build the wire response directly: it must be what

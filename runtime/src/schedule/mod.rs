@@ -1,8 +1,9 @@
 //! Schedule events: a handler run when a schedule fires.
 //!
 //! A schedule handler's tag is `source::{scheduleId}::{handlerName}`, such as
-//! `source::nightly::cleanup`. It takes any of the [`FromTrigger`] arguments
-//! and returns `()` or a `Result` ([`IntoScheduleOutcome`]). The runtime is
+//! `source::nightly::cleanup`. It takes arguments from the [`Trigger`]
+//! ([`Schedule`]: the trigger, its input as `Json<T>` or `Bytes`, and
+//! `Context`, `State<T>`, `WsSender`) and returns `()` or a `Result`. The runtime is
 //! answered with an `Ack`: a success acknowledges the trigger, a failure
 //! (carrying the error's message) leaves it to be delivered again by the
 //! schedule's own rules. A panic is answered as an unhandled `HandlerError`,
@@ -25,18 +26,17 @@
 //! # drop(app);
 //! ```
 
-use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, Ack, Dispatch, dispatch::Source, result::Outcome};
+use celerity_proto::v1::{self as pb, Ack, dispatch::Source, result::Outcome};
 use serde::de::DeserializeOwned;
 
-use crate::context::{Context, State};
+use crate::context::Context;
 use crate::error::Error;
-use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
 use crate::json::{Json, JsonError, decode_json_input};
-use crate::registry::HandlerKind;
+use crate::kind::HandlerKind;
+use crate::pipeline::{FromEvent, Handler, HandlerFuture, IntoAnswer, Kind, kind_diagnostics, sealed};
 
 /// How a JSON decoding error names the input.
 const INPUT: &str = "the schedule's input";
@@ -138,213 +138,141 @@ impl From<pb::ScheduleTrigger> for Trigger {
     }
 }
 
-/// A value a schedule handler can take as an argument.
-///
-/// Extraction happens before the handler runs; a failure answers the runtime
-/// with a failed `Ack` carrying the error's message, and the handler is not
-/// called.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an argument of a schedule handler",
-    label = "not something a schedule handler can take",
-    note = "a schedule handler takes: `Trigger`, `Json<T>` (the input), `Bytes` (the raw input), `Context`, `State<T>` and `WsSender`",
-    note = "a type of your own can be one by implementing `celerity::schedule::FromTrigger`"
-)]
-pub trait FromTrigger: Sized {
-    /// Takes the value from the trigger.
-    fn from_trigger(trigger: &mut Trigger, cx: &Context) -> Result<Self, Error>;
-
-    /// Takes the value when it is the handler's last argument and may have
-    /// the whole trigger. Defaults to [`FromTrigger::from_trigger`].
-    fn from_trigger_owned(mut trigger: Trigger, cx: &Context) -> Result<Self, Error> {
-        Self::from_trigger(&mut trigger, cx)
-    }
-}
-
-impl FromTrigger for Trigger {
-    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+/// The trigger itself.
+impl FromEvent<Schedule> for Trigger {
+    fn from_event(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
         Ok(trigger.clone())
     }
 
-    fn from_trigger_owned(trigger: Trigger, _cx: &Context) -> Result<Self, Error> {
+    fn from_event_owned(trigger: Trigger, _cx: &Context) -> Result<Self, Error> {
         Ok(trigger)
     }
 }
 
 /// The input, deserialized from JSON (an empty input reads as `null`).
-impl<T: DeserializeOwned> FromTrigger for Json<T> {
-    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+impl<T: DeserializeOwned> FromEvent<Schedule> for Json<T> {
+    fn from_event(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
         Ok(Json(trigger.input()?))
     }
 }
 
 /// The raw input.
-impl FromTrigger for Bytes {
-    fn from_trigger(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
+impl FromEvent<Schedule> for Bytes {
+    fn from_event(trigger: &mut Trigger, _cx: &Context) -> Result<Self, Error> {
         Ok(trigger.input.clone())
     }
 }
 
-impl FromTrigger for Context {
-    fn from_trigger(_trigger: &mut Trigger, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.clone())
+/// A success acknowledges the trigger.
+///
+/// ```
+/// use celerity::proto::v1::{Ack, result::Outcome};
+/// use celerity::schedule::Schedule;
+/// use celerity::IntoAnswer;
+/// assert_eq!(
+///     IntoAnswer::<Schedule>::into_answer(()),
+///     Outcome::Schedule(Ack { success: true, error_message: String::new() })
+/// );
+/// ```
+impl IntoAnswer<Schedule> for () {
+    fn into_answer(self) -> Outcome {
+        Outcome::Schedule(Ack { success: true, error_message: String::new() })
     }
 }
 
-impl<T: Send + Sync + 'static> FromTrigger for State<T> {
-    fn from_trigger(_trigger: &mut Trigger, cx: &Context) -> Result<Self, Error> {
-        State::from_context(cx)
+/// A success, or a failed `Ack` carrying the error's message, which leaves
+/// the trigger to be delivered again.
+impl<R: IntoAnswer<Schedule>, E: Into<Error>> IntoAnswer<Schedule> for Result<R, E> {
+    fn into_answer(self) -> Outcome {
+        match self {
+            Ok(value) => value.into_answer(),
+            Err(error) => failed(&error.into()),
+        }
     }
-}
-
-/// The answer to an argument that could not be extracted: a failed `Ack`
-/// carrying the error's message. The attribute macro calls it.
-pub fn reject(error: Error) -> Outcome {
-    failed(&error)
 }
 
 fn failed(error: &Error) -> Outcome {
     Outcome::Schedule(Ack { success: false, error_message: error.message().to_string() })
 }
 
-/// What a schedule handler can return: `()` for success, or a `Result` whose
-/// error fails the `Ack` with the error's message.
-///
-/// ```
-/// use celerity::proto::v1::{Ack, result::Outcome};
-/// use celerity::schedule::IntoScheduleOutcome;
-/// assert_eq!(().into_schedule_outcome(), Outcome::Schedule(Ack { success: true, error_message: String::new() }));
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a schedule handler",
-    label = "not a schedule handler's result",
-    note = "a schedule handler returns: `()` or `Result<(), E>` where `E` is `celerity::Error` or any `std::error::Error`"
-)]
-pub trait IntoScheduleOutcome {
-    /// Converts the return value into the `Ack` outcome.
-    fn into_schedule_outcome(self) -> Outcome;
-}
+/// The schedule kind of event: a handler takes arguments from a [`Trigger`]
+/// and answers with an `Ack`, failed when it returns an error (or an
+/// argument cannot be taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule;
 
-impl IntoScheduleOutcome for () {
-    fn into_schedule_outcome(self) -> Outcome {
-        Outcome::Schedule(Ack { success: true, error_message: String::new() })
+impl sealed::Sealed for Schedule {}
+
+impl Kind for Schedule {
+    const KIND: HandlerKind = HandlerKind::Schedule;
+    type Event = Trigger;
+    type Answer = Outcome;
+    type Rejection = Error;
+    type Options = ();
+
+    fn reject(rejection: Error) -> Outcome {
+        failed(&rejection)
     }
-}
 
-impl<R: IntoScheduleOutcome, E: Into<Error>> IntoScheduleOutcome for Result<R, E> {
-    fn into_schedule_outcome(self) -> Outcome {
-        match self {
-            Ok(value) => value.into_schedule_outcome(),
-            Err(error) => failed(&error.into()),
+    fn serve<H, Args>(
+        handler: &Arc<H>,
+        _options: &(),
+        source: Source,
+        cx: &Context,
+    ) -> Result<HandlerFuture, HandlerKind>
+    where
+        H: Handler<Schedule, Args>,
+        Args: 'static,
+    {
+        match source {
+            Source::Schedule(trigger) => Ok(Box::pin(handler.call(Trigger::from_wire(trigger), cx))),
+            other => Err(HandlerKind::of_source(&other)),
         }
     }
 }
 
-/// A schedule handler from a function of the trigger and context. The
-/// attribute macro builds its argument extraction inside such a function.
-pub struct TriggerFn<F> {
-    f: F,
+kind_diagnostics! {
+    kind: Schedule,
+    argument: ScheduleArgument {
+        message: "`{Self}` cannot be an argument of a schedule handler",
+        label: "not something a schedule handler can take",
+        notes: [
+            "a schedule handler takes: `Trigger`, `Json<T>` (the input), `Bytes` (the raw input), `Context`, `State<T>` and `WsSender`",
+            "a type of your own can be one by implementing `celerity::FromEvent<celerity::schedule::Schedule>`",
+        ],
+    },
+    answer: ScheduleAnswer {
+        message: "`{Self}` cannot be returned from a schedule handler",
+        label: "not a schedule handler's result",
+        notes: [
+            "a schedule handler returns: `()` or `Result<(), E>` where `E` is `celerity::Error` or any `std::error::Error`",
+        ],
+    },
+    handler:
+        /// An `async fn` usable as a schedule handler: every argument can be
+        /// taken from a trigger ([`crate::FromEvent`]`<Schedule>`) and it
+        /// returns `()` or a `Result`. The same as
+        /// [`crate::Handler`]`<Schedule, Args>`, in the words of a schedule
+        /// handler.
+        ScheduleHandler {
+        message: "`{Self}` is not a schedule handler",
+        label: "not a schedule handler",
+        notes: [
+            "a schedule handler is an `async fn` whose arguments are schedule extractors (`Trigger`, `Json<T>`, `Bytes`, `Context`, `State<T>`) and that returns `()` or `Result<(), E>`",
+        ],
+    },
 }
-
-impl<F> TriggerFn<F> {
-    /// Wraps `f`.
-    pub fn new(f: F) -> Self {
-        TriggerFn { f }
-    }
-}
-
-impl<F, Fut> Handler for TriggerFn<F>
-where
-    F: Fn(Trigger, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Outcome> + Send + 'static,
-{
-    fn call(&self, dispatch: Dispatch, cx: Context) -> HandlerFuture {
-        match dispatch.source {
-            Some(Source::Schedule(trigger)) => {
-                let outcome = (self.f)(Trigger::from_wire(trigger), cx.clone());
-                Box::pin(async move { expect_shape(HandlerKind::Schedule, outcome.await, &cx) })
-            }
-            other => ready(wrong_source(HandlerKind::Schedule, &other, &cx)),
-        }
-    }
-}
-
-/// An `async fn` usable as a schedule handler: every argument implements
-/// [`FromTrigger`] and the return value [`IntoScheduleOutcome`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a schedule handler",
-    label = "not a schedule handler",
-    note = "a schedule handler is an `async fn` whose arguments are schedule extractors (`Trigger`, `Json<T>`, `Bytes`, `Context`, `State<T>`) and that returns `()` or `Result<(), E>`"
-)]
-pub trait ScheduleHandler<Args>: Clone + Send + Sync + 'static {
-    /// Builds the type-erased handler.
-    fn into_handler(self) -> Arc<dyn Handler>;
-}
-
-macro_rules! schedule_handler_impl {
-    ($($arg:ident),*; $last:ident) => {
-        impl<F, Fut, R, $($arg,)* $last> ScheduleHandler<($($arg,)* $last,)> for F
-        where
-            F: Fn($($arg,)* $last) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            R: IntoScheduleOutcome,
-            $($arg: FromTrigger + Send + 'static,)*
-            $last: FromTrigger + Send + 'static,
-        {
-            #[allow(non_snake_case, unused_mut)]
-            fn into_handler(self) -> Arc<dyn Handler> {
-                let f = self;
-                Arc::new(TriggerFn::new(move |mut trigger: Trigger, cx: Context| {
-                    let f = f.clone();
-                    async move {
-                        $(
-                            let $arg = match $arg::from_trigger(&mut trigger, &cx) {
-                                Ok(value) => value,
-                                Err(error) => return reject(error),
-                            };
-                        )*
-                        let $last = match $last::from_trigger_owned(trigger, &cx) {
-                            Ok(value) => value,
-                            Err(error) => return reject(error),
-                        };
-                        f($($arg,)* $last).await.into_schedule_outcome()
-                    }
-                }))
-            }
-        }
-    };
-}
-
-impl<F, Fut, R> ScheduleHandler<()> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoScheduleOutcome,
-{
-    fn into_handler(self) -> Arc<dyn Handler> {
-        let f = self;
-        Arc::new(TriggerFn::new(move |_trigger: Trigger, _cx: Context| {
-            let f = f.clone();
-            async move { f().await.into_schedule_outcome() }
-        }))
-    }
-}
-
-schedule_handler_impl!(; A1);
-schedule_handler_impl!(A1; A2);
-schedule_handler_impl!(A1, A2; A3);
-schedule_handler_impl!(A1, A2, A3; A4);
-schedule_handler_impl!(A1, A2, A3, A4; A5);
-schedule_handler_impl!(A1, A2, A3, A4, A5; A6);
-schedule_handler_impl!(A1, A2, A3, A4, A5, A6; A7);
-schedule_handler_impl!(A1, A2, A3, A4, A5, A6, A7; A8);
 
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
+    use celerity_proto::v1::Dispatch;
     use serde::Deserialize;
 
     use super::*;
+    use crate::State;
+    use crate::pipeline::serve_once;
     use crate::session::error_type;
 
     const TAG: &str = "source::nightly::cleanup";
@@ -363,8 +291,8 @@ mod tests {
         }))
     }
 
-    async fn run<Args>(handler: impl ScheduleHandler<Args>, dispatch: Dispatch) -> Outcome {
-        let outcome = handler.into_handler().call(dispatch, Context::detached(TAG)).await;
+    async fn run<Args: 'static>(handler: impl Handler<Schedule, Args>, dispatch: Dispatch) -> Outcome {
+        let outcome = serve_once(handler, (), dispatch, Context::detached(TAG)).await;
         assert!(
             matches!(outcome, Outcome::Schedule(_) | Outcome::Error(_)),
             "a schedule handler answered with another shape: {outcome:?}"
@@ -464,20 +392,5 @@ mod tests {
                 other => panic!("expected a wrong-source error, got {other:?}"),
             }
         }
-    }
-
-    #[tokio::test]
-    async fn the_adapter_runs_what_the_macro_generates() {
-        async fn user(trigger: Trigger) -> Result<(), Error> {
-            if trigger.schedule_id() == "nightly" { Ok(()) } else { Err(Error::msg("no")) }
-        }
-        let handler = TriggerFn::new(move |ev: Trigger, cx: Context| async move {
-            let a0 = match <Trigger as FromTrigger>::from_trigger_owned(ev, &cx) {
-                Ok(v) => v,
-                Err(e) => return reject(e),
-            };
-            <Result<(), Error> as IntoScheduleOutcome>::into_schedule_outcome(user(a0).await)
-        });
-        assert_eq!(handler.call(trigger(""), Context::detached(TAG)).await, ok());
     }
 }

@@ -82,6 +82,8 @@ pub struct Session {
     started_at: i64,
     /// Tag → handler index, set at the handshake.
     by_tag: FastMap<String, usize>,
+    /// Handler index → the tag it serves, set at the handshake.
+    tags: Vec<String>,
     in_flight: FastMap<Arc<str>, InFlight>,
     in_flight_per_handler: Vec<u32>,
     credit: Credit,
@@ -125,6 +127,7 @@ impl Session {
             phase: Phase::AwaitingConfig,
             started_at: now,
             by_tag: FastMap::default(),
+            tags: Vec::new(),
             in_flight: FastMap::default(),
             in_flight_per_handler: vec![0; handlers],
             credit,

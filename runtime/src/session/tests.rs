@@ -8,15 +8,16 @@ use celerity_proto::v1::{
 use prost::Message as _;
 
 use super::*;
+use crate::kind::HandlerKind;
 
 const T0: i64 = 1_000_000;
 
 fn spec(tag: &str) -> HandlerSpec {
-    HandlerSpec { key: HandlerKey::Tag(tag.to_string()), max_concurrent: None, label: format!("app::{tag}") }
+    HandlerSpec::new(HandlerKey::Tag(tag.to_string()), HandlerKind::Http, format!("app::{tag}"))
 }
 
 fn named(name: &str) -> HandlerSpec {
-    HandlerSpec { key: HandlerKey::Name(name.to_string()), max_concurrent: None, label: format!("app::{name}") }
+    HandlerSpec::new(HandlerKey::Name(name.to_string()), HandlerKind::Http, format!("app::{name}"))
 }
 
 fn handler_config(name: &str, tag: &str) -> HandlerConfig {
@@ -1039,4 +1040,62 @@ fn quoting_cuts_at_a_character_boundary() {
     let q = quoted(&long);
     assert!(q.ends_with(&format!("... ({} bytes)", long.len())), "{q}");
     assert!(q.len() < QUOTED_BYTES + 40);
+}
+
+#[test]
+fn a_source_the_handler_does_not_take_is_answered_without_starting_it() {
+    let mut session = serving(&["custom::quote"], 2);
+    let mut dispatch = match dispatch("e1", "custom::quote", 0) {
+        Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch)) }) => dispatch,
+        other => panic!("{other:?}"),
+    };
+    // `spec` registers HTTP handlers: a custom invocation is not one's.
+    dispatch.source = Some(pb::dispatch::Source::Custom(pb::CustomInvoke::default()));
+    session
+        .handle(T0, Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch.clone())) }));
+    let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "{actions:?}");
+    let [result] = &results(&actions)[..] else { panic!("one answer: {actions:?}") };
+    assert_eq!(result.credit_grant, 1, "its place is given back");
+    match &result.outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::WRONG_SOURCE);
+            assert_eq!(
+                error.message,
+                "handler `app::custom::quote` serves HTTP events, but the runtime sent a custom invocation for tag \"custom::quote\""
+            );
+        }
+        other => panic!("expected WrongEventSource, got {other:?}"),
+    }
+    // No source at all is answered the same way.
+    dispatch.id = "e2".into();
+    dispatch.source = None;
+    session.handle(T0, Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch)) }));
+    let actions = drain(&mut session);
+    assert!(matches!(&results(&actions)[0].outcome, Some(Outcome::Error(e)) if e.message.contains("no source at all")));
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn an_answer_of_another_shape_is_replaced_by_an_error_naming_both() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("e1", "GET::/a", 0));
+    drain(&mut session);
+    let schedule_ack = Outcome::Schedule(pb::Ack { success: true, error_message: String::new() });
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome: schedule_ack });
+    let actions = drain(&mut session);
+    let [result] = &results(&actions)[..] else { panic!("one answer: {actions:?}") };
+    match &result.outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::WRONG_OUTCOME);
+            assert!(
+                error.message.contains("serves HTTP events, but answered with a schedule Ack"),
+                "{}",
+                error.message
+            );
+            assert!(error.message.contains("\"GET::/a\""), "{}", error.message);
+        }
+        other => panic!("expected WrongOutcomeShape, got {other:?}"),
+    }
+    assert_eq!(result.credit_grant, 1);
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use celerity_proto::v1::{self as pb, Dispatch, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
 
 use super::{HandshakeReport, SessionError, WsOutcome};
+use crate::kind::HandlerKind;
 
 /// How a handler is bound to the blueprint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -32,10 +33,24 @@ impl fmt::Display for HandlerKey {
 pub struct HandlerSpec {
     /// How it is bound.
     pub key: HandlerKey,
+    /// What it serves: an event of another kind is answered without
+    /// starting it, and an answer of another shape is replaced by an error.
+    pub kind: HandlerKind,
     /// Its per-tag cap, declared in `Ready` and enforced locally.
     pub max_concurrent: Option<u32>,
+    /// Its Rust path, as answers for it name it.
+    pub name: String,
     /// How to name it to a person: Rust path and source location.
     pub label: String,
+}
+
+impl HandlerSpec {
+    /// A handler of `kind` bound by `key`, with no cap, named `name` both in
+    /// answers and to a person.
+    pub fn new(key: HandlerKey, kind: HandlerKind, name: impl Into<String>) -> Self {
+        let name = name.into();
+        HandlerSpec { key, kind, max_concurrent: None, label: name.clone(), name }
+    }
 }
 
 /// Settings of the protocol core.
@@ -181,13 +196,16 @@ pub mod error_type {
     /// completed.
     pub const NOT_ACCEPTING: &str = "NotAccepting";
     /// The event's source does not fit the handler it was sent to.
-    pub const WRONG_SOURCE: &str = "WrongEventSource";
+    pub const WRONG_SOURCE: &str = crate::kind::WRONG_SOURCE;
+    /// The handler answered in a shape the event's source cannot use; this
+    /// error was sent instead.
+    pub const WRONG_OUTCOME: &str = crate::kind::WRONG_OUTCOME;
     /// The handler's answer would not fit a frame
     /// (`CELERITY_MAX_MESSAGE_BYTES`); this error was sent instead.
     pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
 }
 
-/// Something that happened, fed to [`Session::handle`].
+/// Something that happened, fed to [`super::Session::handle`].
 // Frames are moved through once each; boxing them would cost an allocation
 // per event for no gain.
 #[allow(clippy::large_enum_variant)]
@@ -235,7 +253,7 @@ pub enum Input {
     },
 }
 
-/// Something to do, returned by [`Session::poll_action`].
+/// Something to do, returned by [`super::Session::poll_action`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Write this frame to the stream.

@@ -9,25 +9,24 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, SystemTime};
 
 use celerity_proto::v1::result::Outcome as WireOutcome;
+use celerity_tags::parse_tag;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
-use super::event::{Due, Event};
+use super::event::Event;
 use super::outcome::Outcome;
-use super::run::{Control, run, unknown_tag};
-use super::ws_send::{WsLink, WsRecorder};
+use super::run::{Clock, Control, run};
+use super::ws_send::WsRecorder;
 use crate::app::App;
+use crate::command::Command;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::{CancelReason, Context, StateMap};
 use crate::custom::CustomHandler;
-use crate::driver::Command;
 use crate::handle::AppHandle;
-use crate::handler::HttpHandler;
-use crate::registry::{self, HandlerKey, Registration};
+use crate::http::HttpHandler;
+use crate::registry::{self, HandlerKey, Registration, tag_kind};
 use crate::schedule::ScheduleHandler;
-use crate::session::Input;
-use crate::settings::DEFAULT_CANCEL_GRACE_MS;
+use crate::session::{DEFAULT_CANCEL_GRACE_MS, Input};
 use crate::websocket::WebSocketHandler;
 
 /// An application's handlers, called in-process without a runtime: each call
@@ -98,15 +97,15 @@ impl TestApp {
 
     fn with(registrations: Vec<Registration>) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
+        let ws = WsRecorder::new();
         TestApp {
             registrations,
             state: StateMap::default(),
-            ws: WsRecorder::new(),
+            // Every sender reached through the handle records its sends here,
+            // a handler's and a background task's alike.
+            handle: AppHandle::recording(sender, Arc::new(ws.clone())),
+            ws,
             grace: Duration::from_millis(DEFAULT_CANCEL_GRACE_MS),
-            // INTEGRATION: a sender reached through the application handle
-            // needs the recorder here, `self.ws.clone()`, once `AppHandle`
-            // can carry it.
-            handle: AppHandle::new(sender),
             requests: Arc::new(Mutex::new(Requests { receiver, seen: Vec::new() })),
             next_id: Arc::new(AtomicU64::new(1)),
             expose_panics: false,
@@ -124,6 +123,7 @@ impl TestApp {
     pub fn http<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: HttpHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::http(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -133,6 +133,7 @@ impl TestApp {
     pub fn websocket<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: WebSocketHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::websocket(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -143,6 +144,7 @@ impl TestApp {
     pub fn consumer<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ConsumerHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::consumer(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -152,6 +154,7 @@ impl TestApp {
     pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
     where
         H: ConsumerHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::consumer_concurrent(HandlerKey::Tag(tag.to_string()), concurrency, handler))
     }
@@ -161,6 +164,7 @@ impl TestApp {
     pub fn consumer_batch<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ConsumerBatchHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::consumer_batch(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -170,6 +174,7 @@ impl TestApp {
     pub fn schedule<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: ScheduleHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::schedule(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -179,6 +184,7 @@ impl TestApp {
     pub fn custom<H, Args>(self, tag: &str, handler: H) -> Self
     where
         H: CustomHandler<Args>,
+        Args: 'static,
     {
         self.register(Registration::custom(HandlerKey::Tag(tag.to_string()), handler))
     }
@@ -263,26 +269,40 @@ impl TestApp {
     /// blueprint name `tag`) with `event`. Await it for the outcome, or
     /// [`start`](Call::start) it to cancel it mid-flight.
     ///
+    /// The tag is matched as the runtime would send it: `GET::/f/{p+}`
+    /// finds the handler registered for `GET::/f/{*p}`.
+    ///
     /// # Panics
     ///
-    /// When two handlers are bound the same way, which stops a real
-    /// application from starting.
+    /// When a handler's tag is malformed, or two handlers are bound the same
+    /// way: either stops a real application from starting, with the same
+    /// message.
     pub fn call(&self, tag: &str, event: impl Into<Event>) -> Call {
-        if let Err(duplicate) = registry::check_duplicates(&self.registrations) {
-            panic!("{duplicate}");
+        if let Err(error) = registry::check(&self.registrations) {
+            panic!("{error}");
         }
         let registration = self
             .registrations
             .iter()
-            .find(|r| matches!(&r.key, HandlerKey::Tag(t) if t == tag))
+            .find(|r| match &r.key {
+                HandlerKey::Tag(registered) => {
+                    parse_tag(tag_kind(r.kind), tag).map_or(registered == tag, |normal| *registered == normal.tag)
+                }
+                HandlerKey::Name(_) => false,
+            })
             .or_else(|| self.registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(n) if n == tag)))
             .cloned();
+        // The event goes to the tag the handler is bound to, as the runtime
+        // sends it.
+        let tag = match &registration {
+            Some(Registration { key: HandlerKey::Tag(registered), .. }) => registered.clone(),
+            _ => tag.to_string(),
+        };
         Call {
-            tag: tag.to_string(),
+            tag,
             event: event.into(),
             registration,
             state: self.state.share(),
-            ws: self.ws.clone(),
             grace: self.grace,
             handle: self.handle.clone(),
             default_id: format!("test-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
@@ -348,7 +368,6 @@ pub struct Call {
     event: Event,
     registration: Option<Registration>,
     state: StateMap,
-    ws: WsRecorder,
     grace: Duration,
     handle: AppHandle,
     default_id: String,
@@ -426,34 +445,21 @@ impl Call {
         self,
         cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
     ) -> (Context, Pin<Box<dyn Future<Output = WireOutcome> + Send>>) {
-        let start = Instant::now();
-        let (dispatch, due) = self.event.into_dispatch(&self.tag, self.default_id, SystemTime::now());
-        let deadline = due.and_then(|due| match due {
-            Due::In(left) => start.checked_add(left),
-            Due::Ago(past) => Some(start.checked_sub(past).unwrap_or(start)),
-        });
-        let mut state = self.state;
-        state.insert(Arc::new(WsLink::new(self.ws, dispatch.id.clone())));
+        let now = SystemTime::now();
+        let clock = Clock::starting_at(now);
+        let dispatch = self.event.into_dispatch(&self.tag, self.default_id, now);
         let cx = Context::new(
             dispatch.id.as_str().into(),
             dispatch.handler_tag.as_str().into(),
             self.registration.as_ref().map_or("", |r| r.origin.function),
             dispatch.deadline_unix_ms,
             dispatch.trace_context.clone(),
-            Arc::new(state),
+            Arc::new(self.state),
             self.handle,
         );
-        let Some(registration) = self.registration else {
-            return (cx, Box::pin(std::future::ready(unknown_tag(&self.tag))));
-        };
-        let control = Control {
-            deadline,
-            grace: self.grace,
-            cancel_after: self.cancel_after,
-            cancels,
-            expose_panics: self.expose_panics,
-        };
-        (cx.clone(), Box::pin(run(registration.handler, dispatch, cx, control)))
+        let control =
+            Control { grace: self.grace, cancel_after: self.cancel_after, cancels, expose_panics: self.expose_panics };
+        (cx.clone(), Box::pin(run(self.registration, dispatch, cx, clock, control)))
     }
 }
 

@@ -59,15 +59,6 @@ enum Pending {
     Invocation(TestInvocation),
 }
 
-/// When a deadline is, from the start of a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Due {
-    /// This long from now.
-    In(Duration),
-    /// This long ago.
-    Ago(Duration),
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Deadline {
     None,
@@ -137,21 +128,18 @@ impl Event {
     /// The wire `Dispatch` for the handler bound to `tag`, with the deadline
     /// counted from now and the id `test-event` unless one was set.
     pub fn into_wire(self, tag: &str) -> pb::Dispatch {
-        self.into_dispatch(tag, "test-event".to_string(), SystemTime::now()).0
+        self.into_dispatch(tag, "test-event".to_string(), SystemTime::now())
     }
 
-    /// The `Dispatch`, and when its deadline is from `now`, if it has one.
-    pub(crate) fn into_dispatch(self, tag: &str, default_id: String, now: SystemTime) -> (pb::Dispatch, Option<Due>) {
+    /// The `Dispatch`, its deadline counted from `now`. A deadline already
+    /// past is still one (the protocol's `0` means none).
+    pub(crate) fn into_dispatch(self, tag: &str, default_id: String, now: SystemTime) -> pb::Dispatch {
         let deadline = match self.deadline {
             Deadline::None => None,
             Deadline::In(budget) => Some(now + budget),
             Deadline::At(at) => Some(at),
         };
         let deadline_unix_ms = deadline.map_or(0, |at| unix_ms(at).max(1));
-        let due = deadline.map(|at| match at.duration_since(now) {
-            Ok(left) => Due::In(left),
-            Err(past) => Due::Ago(past.duration()),
-        });
         let source = match self.source {
             Pending::Wire(source) => source,
             Pending::Http(request) => Some(Source::Http(request.into_wire(Some(tag)))),
@@ -160,15 +148,14 @@ impl Event {
             Pending::Trigger(trigger) => Some(Source::Schedule(trigger.into_wire(Some(tag)))),
             Pending::Invocation(invocation) => Some(Source::Custom(invocation.into_wire(Some(tag)))),
         };
-        let dispatch = pb::Dispatch {
+        pb::Dispatch {
             id: self.id.unwrap_or(default_id),
             handler_tag: tag.to_string(),
             timestamp_ms: unix_ms(now).max(0) as u64,
             deadline_unix_ms,
             trace_context: self.trace_context,
             source,
-        };
-        (dispatch, due)
+        }
     }
 
     /// A tag fitting the event, for calling a handler by function: an HTTP
@@ -249,22 +236,24 @@ mod tests {
     #[test]
     fn the_deadline_is_counted_from_the_call() {
         let now = UNIX_EPOCH + Duration::from_secs(1_000);
-        let (dispatch, left) =
+        let dispatch =
             Event::from(TestTrigger::new()).deadline_in(Duration::from_millis(250)).into_dispatch("t", "d".into(), now);
         assert_eq!(dispatch.deadline_unix_ms, 1_000_250);
-        assert_eq!(left, Some(Due::In(Duration::from_millis(250))));
         assert_eq!(dispatch.timestamp_ms, 1_000_000);
         assert_eq!(dispatch.id, "d");
 
-        let (dispatch, left) = Event::from(TestTrigger::new()).deadline_at(now - Duration::from_secs(1)).into_dispatch(
+        let dispatch = Event::from(TestTrigger::new()).deadline_at(now - Duration::from_secs(1)).into_dispatch(
             "t",
             "d".into(),
             now,
         );
-        assert_eq!((dispatch.deadline_unix_ms, left), (999_000, Some(Due::Ago(Duration::from_secs(1)))));
+        assert_eq!(dispatch.deadline_unix_ms, 999_000);
 
-        let (dispatch, left) = Event::from(TestTrigger::new()).into_dispatch("t", "d".into(), now);
-        assert_eq!((dispatch.deadline_unix_ms, left), (0, None));
+        let dispatch = Event::from(TestTrigger::new()).deadline_at(UNIX_EPOCH).into_dispatch("t", "d".into(), now);
+        assert_eq!(dispatch.deadline_unix_ms, 1, "long past, but still a deadline");
+
+        let dispatch = Event::from(TestTrigger::new()).into_dispatch("t", "d".into(), now);
+        assert_eq!(dispatch.deadline_unix_ms, 0);
     }
 
     #[test]
@@ -278,9 +267,9 @@ mod tests {
             source: None,
             ..Default::default()
         };
-        let (dispatch, left) = Event::from(wire).into_dispatch("new", "d".into(), now);
+        let dispatch = Event::from(wire).into_dispatch("new", "d".into(), now);
         assert_eq!((dispatch.id.as_str(), dispatch.handler_tag.as_str()), ("ev-9", "new"));
-        assert_eq!((dispatch.deadline_unix_ms, left), (1_000_500, Some(Due::In(Duration::from_millis(500)))));
+        assert_eq!(dispatch.deadline_unix_ms, 1_000_500);
         assert_eq!(dispatch.trace_context["traceparent"], "tp");
         assert!(dispatch.source.is_none());
     }

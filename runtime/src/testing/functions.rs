@@ -6,7 +6,7 @@ use super::event::Event;
 use super::outcome::Outcome;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::custom::CustomHandler;
-use crate::handler::HttpHandler;
+use crate::http::HttpHandler;
 use crate::registry::{HandlerKey, Registration};
 use crate::schedule::ScheduleHandler;
 use crate::websocket::WebSocketHandler;
@@ -42,6 +42,7 @@ async fn call(event: Event, register: impl FnOnce(HandlerKey) -> Registration) -
 pub async fn call_http<H, Args>(handler: H, request: impl Into<Event>) -> Outcome
 where
     H: HttpHandler<Args>,
+    Args: 'static,
 {
     call(request.into(), |key| Registration::http(key, handler)).await
 }
@@ -51,6 +52,7 @@ where
 pub async fn call_websocket<H, Args>(handler: H, message: impl Into<Event>) -> Outcome
 where
     H: WebSocketHandler<Args>,
+    Args: 'static,
 {
     call(message.into(), |key| Registration::websocket(key, handler)).await
 }
@@ -61,6 +63,7 @@ where
 pub async fn call_consumer<H, Args>(handler: H, batch: impl Into<Event>) -> Outcome
 where
     H: ConsumerHandler<Args>,
+    Args: 'static,
 {
     call(batch.into(), |key| Registration::consumer(key, handler)).await
 }
@@ -70,6 +73,7 @@ where
 pub async fn call_consumer_batch<H, Args>(handler: H, batch: impl Into<Event>) -> Outcome
 where
     H: ConsumerBatchHandler<Args>,
+    Args: 'static,
 {
     call(batch.into(), |key| Registration::consumer_batch(key, handler)).await
 }
@@ -79,6 +83,7 @@ where
 pub async fn call_schedule<H, Args>(handler: H, trigger: impl Into<Event>) -> Outcome
 where
     H: ScheduleHandler<Args>,
+    Args: 'static,
 {
     call(trigger.into(), |key| Registration::schedule(key, handler)).await
 }
@@ -88,6 +93,7 @@ where
 pub async fn call_custom<H, Args>(handler: H, invocation: impl Into<Event>) -> Outcome
 where
     H: CustomHandler<Args>,
+    Args: 'static,
 {
     call(invocation.into(), |key| Registration::custom(key, handler)).await
 }

@@ -257,9 +257,6 @@ pub use schedule::TestTrigger;
 pub use websocket::{TEST_CONNECTION_ID, TestMessage};
 pub use ws_send::{RecordedSend, WsAnswer, WsRecorder, WsReply};
 
-#[allow(unused_imports)] // Used by the WebSocket sender once it is wired in.
-pub(crate) use ws_send::{WsLink, ws_link};
-
 /// Runs `future` (a [`Call`], or any future) to completion on a new
 /// single-threaded tokio runtime with time and I/O enabled: for calling
 /// handlers from a plain `#[test]` or a doctest.

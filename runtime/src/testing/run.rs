@@ -1,26 +1,34 @@
-//! Running one handler call as the driver and the session would: panics
-//! caught and answered, the deadline and cancellations fired on the
-//! context, and a handler that overruns them answered for after the grace.
+//! Running one handler call under the SDK's own protocol rules: the call
+//! gets a [`Session`] of its own, serving the one handler it is for, and
+//! is driven as the driver drives a stream, with tokio's clock for time.
+//!
+//! The deadline, cancellation, grace and abandon rules are the session's,
+//! and so are the answers for an unknown tag, a source the handler does not
+//! take and an answer of the wrong shape: a test sees exactly what the
+//! runtime would receive, and `tokio::time::pause()` makes every timer
+//! instant.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use celerity_proto::v1::{Dispatch, HandlerError, result::Outcome};
+use celerity_proto::v1::{
+    self as pb, Dispatch, HandlerConfig, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage, handler_message,
+    result::Outcome, runtime_message,
+};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 
 use crate::context::{CancelReason, Context};
-use crate::handler::Handler;
-use crate::panics::{self, CatchPanic, guarded};
-use crate::session::error_type;
+use crate::panics;
+use crate::registry::Registration;
+use crate::session::{Action, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
+use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
-/// When, beside the handler finishing, a call can end or be cancelled.
+/// What, beside the handler finishing, can happen to a call.
 pub(crate) struct Control {
-    /// The event's deadline, if it has one, on tokio's clock.
-    pub(crate) deadline: Option<Instant>,
     /// How long the handler may go on once cancelled.
     pub(crate) grace: Duration,
     /// A cancellation scheduled by the test.
@@ -32,100 +40,170 @@ pub(crate) struct Control {
     pub(crate) expose_panics: bool,
 }
 
-type OutcomeFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
-
-/// Runs `handler` for `dispatch`; the outcome is the one the runtime would
-/// receive.
-pub(crate) fn run(handler: Arc<dyn Handler>, dispatch: Dispatch, cx: Context, control: Control) -> Runner {
-    let now = Instant::now();
-    let mut runner = Runner {
-        future: Box::pin(std::future::pending()),
-        cx: cx.clone(),
-        grace: control.grace,
-        deadline: None,
-        scheduled: control
-            .cancel_after
-            .map(|(after, reason)| (Box::pin(tokio::time::sleep_until(now + after)), reason)),
-        cancels: control.cancels,
-        abandon: None,
-        expose_panics: control.expose_panics,
-    };
-    match control.deadline {
-        Some(deadline) if deadline <= now => {
-            // A deadline already passed fires before the handler starts, as
-            // the session fires it on the dispatch itself; one more than a
-            // grace ago is answered for at once, and the handler never runs.
-            let abandon_at = (deadline + control.grace).max(now);
-            if abandon_at <= now {
-                cx.cancel(CancelReason::DeadlineExceeded);
-                runner.future = Box::pin(std::future::ready(abandoned(CancelReason::DeadlineExceeded)));
-                return runner;
-            }
-            runner.fire(CancelReason::DeadlineExceeded, abandon_at);
-        }
-        Some(deadline) => runner.deadline = Some(Box::pin(tokio::time::sleep_until(deadline))),
-        None => {}
-    }
-    // Building the future is user code too: a panic in it is an answer.
-    // Both are guarded as the driver guards them, so a panic is answered by
-    // the same code, with this call's choice of what goes on the wire.
-    runner.future = match panics::exposing(control.expose_panics, || guarded(|| handler.call(dispatch, cx))) {
-        Ok(future) => Box::pin(CatchPanic { future }),
-        Err(outcome) => Box::pin(std::future::ready(outcome)),
-    };
-    runner
+/// Unix milliseconds, as the session counts time, on tokio's clock: from
+/// the wall clock at the start of the call, moved on by tokio's.
+#[derive(Clone, Copy)]
+pub(crate) struct Clock {
+    started: Instant,
+    started_ms: i64,
 }
 
-/// A running call.
+impl Clock {
+    /// A clock starting at `now`.
+    pub(crate) fn starting_at(now: SystemTime) -> Self {
+        let started_ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Clock { started: Instant::now(), started_ms }
+    }
+
+    fn now_ms(&self) -> i64 {
+        let elapsed = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        self.started_ms.saturating_add(elapsed)
+    }
+
+    /// When, on tokio's clock, the session's time `at` comes.
+    fn instant(&self, at: i64) -> Instant {
+        let after = u64::try_from(at.saturating_sub(self.started_ms)).unwrap_or(0);
+        // At most a day ahead: a later timer is re-armed then.
+        self.started + Duration::from_millis(after.min(86_400_000))
+    }
+}
+
+type OutcomeFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// One call of a handler, running: a future of the outcome the runtime
+/// would receive.
 pub(crate) struct Runner {
-    future: OutcomeFuture,
+    session: Session,
+    clock: Clock,
+    id: String,
+    /// What the handler is started with once the session says so.
+    start: Option<(Registration, Context)>,
+    /// The handler's context, to fire its cancellation on.
     cx: Context,
-    grace: Duration,
-    deadline: Option<Pin<Box<Sleep>>>,
+    handler: Option<OutcomeFuture>,
+    /// The session's next timer, and when it is armed for.
+    timer: Pin<Box<Sleep>>,
+    armed: Option<i64>,
     scheduled: Option<(Pin<Box<Sleep>>, CancelReason)>,
     cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
-    /// Once cancelled: when the handler is answered for, and why.
-    abandon: Option<(Pin<Box<Sleep>>, CancelReason)>,
-    /// Whether a panic's message and stack go in the answer.
+    /// The answer, once the session has sent it.
+    answer: Option<Outcome>,
     expose_panics: bool,
 }
 
-impl Runner {
-    /// Fires the cancellation; the first one stays, as in the session.
-    fn fire(&mut self, reason: CancelReason, abandon_at: Instant) {
-        if self.abandon.is_some() {
-            return;
+/// Runs `registration` (none: no handler serves the tag) for `dispatch`,
+/// its context `cx`, on a session of its own that the clock `clock` drives.
+pub(crate) fn run(
+    registration: Option<Registration>,
+    dispatch: Dispatch,
+    cx: Context,
+    clock: Clock,
+    control: Control,
+) -> Runner {
+    let tag = dispatch.handler_tag.clone();
+    let (handlers, declared) = match &registration {
+        Some(registration) => {
+            let spec = HandlerSpec {
+                key: registration.key.clone(),
+                kind: registration.kind,
+                max_concurrent: None,
+                name: registration.origin.function.to_string(),
+                label: registration.origin.to_string(),
+            };
+            let name = match &registration.key {
+                HandlerKey::Name(name) => name.clone(),
+                HandlerKey::Tag(_) => registration.origin.function.to_string(),
+            };
+            (vec![spec], vec![declared(&name, &tag)])
         }
-        self.cx.cancel(reason);
-        self.abandon = Some((Box::pin(tokio::time::sleep_until(abandon_at)), reason));
-        self.deadline = None;
-        self.scheduled = None;
-        self.cancels = None;
-    }
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut config = SessionConfig::new(handlers, 1);
+    config.cancel_grace_ms = u64::try_from(control.grace.as_millis()).unwrap_or(u64::MAX);
+    let now = clock.now_ms();
+    let mut runner = Runner {
+        session: Session::new(config, now),
+        clock,
+        id: dispatch.id.clone(),
+        start: registration.map(|registration| (registration, cx.clone())),
+        cx,
+        handler: None,
+        timer: Box::pin(tokio::time::sleep_until(clock.started)),
+        armed: None,
+        scheduled: control
+            .cancel_after
+            .map(|(after, reason)| (Box::pin(tokio::time::sleep_until(Instant::now() + after)), reason)),
+        cancels: control.cancels,
+        answer: None,
+        expose_panics: control.expose_panics,
+    };
+    // The handshake, as a runtime that declares exactly this handler makes
+    // it; then the event.
+    let config = RuntimeConfig {
+        tracing_enabled: false,
+        metrics_enabled: false,
+        handlers: declared,
+        protocol_version: Some(ProtocolVersion { major: PROTOCOL_MAJOR, minor: PROTOCOL_MINOR }),
+    };
+    runner.feed(Input::Frame(frame(runtime_message::Frame::Config(config))));
+    runner.feed(Input::Frame(frame(runtime_message::Frame::ReadyAck(ReadyAck {
+        accepted: true,
+        ..ReadyAck::default()
+    }))));
+    runner.feed(Input::Frame(frame(runtime_message::Frame::Dispatch(dispatch))));
+    runner
+}
 
-    /// The next cancellation due, if any.
-    fn poll_cancellation(&mut self, cx: &mut TaskContext<'_>) -> Option<(CancelReason, Instant)> {
-        if let Some(cancels) = &mut self.cancels {
-            match cancels.poll_recv(cx) {
-                Poll::Ready(Some(reason)) => return Some((reason, Instant::now() + self.grace)),
-                Poll::Ready(None) => self.cancels = None,
-                Poll::Pending => {}
+fn declared(name: &str, tag: &str) -> HandlerConfig {
+    HandlerConfig {
+        handler_name: name.to_string(),
+        handler_tag: tag.to_string(),
+        timeout_ms: 0,
+        tracing_enabled: false,
+        published_name: String::new(),
+    }
+}
+
+fn frame(frame: runtime_message::Frame) -> RuntimeMessage {
+    RuntimeMessage { frame: Some(frame) }
+}
+
+impl Runner {
+    /// Feeds the session one input, now, and carries out what it asks.
+    fn feed(&mut self, input: Input) {
+        self.session.handle(self.clock.now_ms(), input);
+        while let Some(action) = self.session.poll_action() {
+            match action {
+                Action::Send(message) => {
+                    if let Some(handler_message::Frame::Result(result)) = message.frame
+                        && result.id == self.id
+                    {
+                        self.answer = result.outcome;
+                    }
+                }
+                Action::Start { dispatch, .. } => {
+                    if let Some((registration, cx)) = self.start.take() {
+                        self.handler = Some(Box::pin(registration.start(dispatch.source, cx)));
+                    }
+                }
+                Action::Cancel { reason, .. } => self.cx.cancel(reason),
+                Action::Abandon { .. } => self.handler = None,
+                Action::Warn(message) => tracing::debug!("{message}"),
+                _ => {}
             }
         }
-        if let Some(deadline) = &mut self.deadline
-            && deadline.as_mut().poll(cx).is_ready()
-        {
-            // Abandoned one grace after the deadline itself, however late
-            // it was noticed.
-            let at = (deadline.deadline() + self.grace).max(Instant::now());
-            return Some((CancelReason::DeadlineExceeded, at));
-        }
-        if let Some((sleep, reason)) = &mut self.scheduled
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            return Some((*reason, Instant::now() + self.grace));
-        }
-        None
+    }
+
+    /// A runtime `Cancel` of the call's event, for `reason`.
+    fn cancel(&mut self, reason: CancelReason) {
+        let reason = match reason {
+            CancelReason::DeadlineExceeded => pb::cancel::Reason::DeadlineExceeded,
+            CancelReason::CallerGone => pb::cancel::Reason::CallerGone,
+            CancelReason::Shutdown => pb::cancel::Reason::Shutdown,
+            CancelReason::Unspecified => pb::cancel::Reason::Unspecified,
+        };
+        let cancel = pb::Cancel { id: self.id.clone(), reason: reason.into() };
+        self.feed(Input::Frame(frame(runtime_message::Frame::Cancel(cancel))));
     }
 }
 
@@ -135,43 +213,49 @@ impl Future for Runner {
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Outcome> {
         let this = &mut *self;
         loop {
+            if let Some(answer) = this.answer.take() {
+                return Poll::Ready(answer);
+            }
             // The handler's own answer first: one ready at the same time as a
             // timer wins, as a completion that reaches the session first.
-            let future = &mut this.future;
-            if let Poll::Ready(outcome) = panics::exposing(this.expose_panics, || future.as_mut().poll(cx)) {
-                return Poll::Ready(outcome);
+            if let Some(handler) = &mut this.handler {
+                let poll = panics::exposing(this.expose_panics, || handler.as_mut().poll(cx));
+                if let Poll::Ready(outcome) = poll {
+                    this.handler = None;
+                    this.feed(Input::Completed { id: Arc::from(this.id.as_str()), outcome });
+                    continue;
+                }
             }
-            if let Some((sleep, reason)) = &mut this.abandon {
-                return match sleep.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(abandoned(*reason)),
-                    Poll::Pending => Poll::Pending,
-                };
+            if let Some(cancels) = &mut this.cancels {
+                match cancels.poll_recv(cx) {
+                    Poll::Ready(Some(reason)) => {
+                        this.cancel(reason);
+                        continue;
+                    }
+                    Poll::Ready(None) => this.cancels = None,
+                    Poll::Pending => {}
+                }
             }
-            match this.poll_cancellation(cx) {
-                // Cancelled: give the handler its chance to see it at once.
-                Some((reason, abandon_at)) => this.fire(reason, abandon_at),
-                None => return Poll::Pending,
+            if let Some((sleep, reason)) = &mut this.scheduled
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                let reason = *reason;
+                this.scheduled = None;
+                this.cancel(reason);
+                continue;
             }
+            let Some(at) = this.session.next_timer() else {
+                return Poll::Pending;
+            };
+            if this.armed != Some(at) {
+                this.timer.as_mut().reset(this.clock.instant(at));
+                this.armed = Some(at);
+            }
+            if this.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.armed = None;
+            this.feed(Input::Tick);
         }
     }
-}
-
-/// The session's answer for a handler that did not finish within the grace
-/// after its cancellation.
-pub(crate) fn abandoned(reason: CancelReason) -> Outcome {
-    let what = "did not finish";
-    let message = match reason {
-        CancelReason::DeadlineExceeded => format!("the handler ran past its deadline and {what}"),
-        other => format!("the handler was cancelled ({other}) and {what}"),
-    };
-    Outcome::Error(HandlerError { message, r#type: reason.error_type().to_string(), stack: String::new() })
-}
-
-/// The session's answer for a tag no handler serves.
-pub(crate) fn unknown_tag(tag: &str) -> Outcome {
-    Outcome::Error(HandlerError {
-        message: format!("no handler in this process serves tag {tag:?}"),
-        r#type: error_type::UNKNOWN_TAG.to_string(),
-        stack: String::new(),
-    })
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use celerity_proto::v1 as pb;
 
-use crate::context::Context;
+use crate::websocket::{AckFuture, SendRecorder};
 
 type Responder = Arc<dyn Fn(&pb::WsSend) -> WsAnswer + Send + Sync>;
 
@@ -155,35 +155,13 @@ impl fmt::Debug for WsRecorder {
     }
 }
 
-/// The recorder a handler's context leads to, under [`TestApp`](super::TestApp):
-/// sends made through it are recorded with the id of the event that made
-/// them.
-#[derive(Clone, Debug)]
-pub(crate) struct WsLink {
-    recorder: WsRecorder,
-    event_id: String,
-}
-
-impl WsLink {
-    pub(crate) fn new(recorder: WsRecorder, event_id: String) -> Self {
-        WsLink { recorder, event_id }
+/// Where the SDK's WebSocket sender sends under [`TestApp`](super::TestApp):
+/// each send is recorded with the id of the event that made it, and
+/// answered as scripted.
+impl SendRecorder for WsRecorder {
+    fn record(&self, event_id: Option<&str>, send: pb::WsSend) -> AckFuture {
+        Box::pin(WsRecorder::record(self, event_id.map(str::to_string), send))
     }
-
-    /// As [`WsRecorder::send`], recording the event that sent.
-    pub(crate) fn send(&self, send: pb::WsSend) -> WsReply {
-        self.recorder.record(Some(self.event_id.clone()), send)
-    }
-}
-
-/// The recorder that WebSocket sends made with `cx` go to, when `cx` is the
-/// context of a call made by [`TestApp`](super::TestApp); `None` in a real
-/// runtime, and for [`Context::detached`].
-///
-/// The integration point for the SDK's WebSocket sender: where it would
-/// write a `WsSend` to the stream, it first asks this, and under test sends
-/// through the link instead.
-pub(crate) fn ws_link(cx: &Context) -> Option<WsLink> {
-    cx.state::<WsLink>().map(|link| WsLink::clone(&link))
 }
 
 /// A `WsSend` a handler made, and how it was answered.

@@ -3,9 +3,10 @@
 use std::fmt;
 use std::ops::Deref;
 
-use super::{FromMessage, Message};
+use super::{Message, WebSocket};
 use crate::context::Context;
 use crate::error::Error;
+use crate::pipeline::FromEvent;
 
 /// The id of the connection that sent the message. Unlike [`Message`], it
 /// does not read the body, so a handler can take it beside `Json<T>`.
@@ -37,8 +38,8 @@ impl fmt::Display for ConnectionId {
     }
 }
 
-impl FromMessage for ConnectionId {
-    fn from_message(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
+impl FromEvent<WebSocket> for ConnectionId {
+    fn from_event(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
         Ok(ConnectionId(message.connection_id().to_string()))
     }
 }
@@ -50,7 +51,8 @@ mod tests {
     #[test]
     fn takes_the_connection_and_leaves_the_body() {
         let mut message = Message::new_text("subscribe", r#"{"a":1}"#).with_connection_id("conn-1");
-        let id = ConnectionId::from_message(&mut message, &Context::detached("event::subscribe")).unwrap();
+        let cx = Context::detached("event::subscribe");
+        let id = <ConnectionId as FromEvent<WebSocket>>::from_event(&mut message, &cx).unwrap();
         assert_eq!(&*id, "conn-1");
         assert_eq!(message.text(), Some(r#"{"a":1}"#));
     }

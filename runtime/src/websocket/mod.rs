@@ -6,9 +6,11 @@
 //! named route such as `sendMessage`. Its tag is `{routeKey}::{route}`, such
 //! as `event::$default`.
 //!
-//! It takes any of the [`FromMessage`] arguments and returns `()` or a
-//! `Result` ([`IntoAck`]): the runtime is answered with an `Ack`, successful
-//! unless the handler returned an error, whose message the `Ack` carries.
+//! It takes arguments from the [`Message`] ([`WebSocket`]: the message, its
+//! [`ConnectionId`], its body as `Json<T>`, `Bytes` or `String`, and
+//! `Context`, `State<T>`, `WsSender`) and returns `()` or a `Result`: the
+//! runtime is answered with an `Ack`, successful unless the handler returned
+//! an error, whose message the `Ack` carries.
 //!
 //! ```
 //! use celerity::websocket::Message;
@@ -37,292 +39,37 @@
 //! # drop(app);
 //! ```
 
+mod answer;
 mod connection;
+mod extract;
 pub mod frame;
+mod kind;
 mod message;
 pub mod outbound;
 mod sender;
 
-use std::future::Future;
-use std::sync::Arc;
-
-use bytes::Bytes;
-use celerity_proto::v1::{Ack, Dispatch, dispatch::Source, result::Outcome};
-use serde::de::DeserializeOwned;
-
-use crate::context::{Context, State};
-use crate::error::Error;
-use crate::handler::{Handler, HandlerFuture, expect_shape, ready, wrong_source};
-use crate::json::Json;
-use crate::registry::HandlerKind;
-
 pub use connection::ConnectionId;
+pub use kind::{WebSocket, WebSocketHandler};
+#[doc(hidden)]
+pub use kind::{WebSocketAnswer, WebSocketArgument};
 pub use message::Message;
 pub use outbound::Outbound;
+pub(crate) use sender::{AckFuture, SendRecorder};
 pub use sender::{DEFAULT_ACK_TIMEOUT, WsSender};
-
-/// A value a WebSocket handler can take as an argument.
-///
-/// Extraction happens before the handler runs; a failure answers the runtime
-/// with a failed `Ack` carrying the error's message, and the handler is not
-/// called.
-///
-/// At most one argument may read the message's body
-/// ([`FromMessage::READS_BODY`]): `Message`, `Json<T>`, `Bytes` or `String`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an argument of a WebSocket handler",
-    label = "not something a WebSocket handler can take",
-    note = "a WebSocket handler takes: `Message`, `ConnectionId`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
-    note = "a type of your own can be one by implementing `celerity::websocket::FromMessage`"
-)]
-pub trait FromMessage: Sized {
-    /// Whether this argument consumes the message's body.
-    const READS_BODY: bool = false;
-
-    /// Takes the value from the message. Arguments that read the body take
-    /// it out of `message`; the others only look.
-    fn from_message(message: &mut Message, cx: &Context) -> Result<Self, Error>;
-
-    /// Takes the value when it is the handler's last argument and may have
-    /// the whole message. Defaults to [`FromMessage::from_message`].
-    fn from_message_owned(mut message: Message, cx: &Context) -> Result<Self, Error> {
-        Self::from_message(&mut message, cx)
-    }
-}
-
-impl FromMessage for Message {
-    const READS_BODY: bool = true;
-
-    fn from_message(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
-        Ok(message.take())
-    }
-
-    fn from_message_owned(message: Message, _cx: &Context) -> Result<Self, Error> {
-        Ok(message)
-    }
-}
-
-/// A text message's JSON; a binary message, or JSON that does not fit `T`,
-/// is refused with a message naming the field.
-impl<T: DeserializeOwned> FromMessage for Json<T> {
-    const READS_BODY: bool = true;
-
-    fn from_message(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
-        let value = message.json::<T>()?;
-        message.take_body();
-        Ok(Json(value))
-    }
-}
-
-/// The body: a text message's bytes, or a binary message's payload.
-impl FromMessage for Bytes {
-    const READS_BODY: bool = true;
-
-    fn from_message(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
-        Ok(message.take_body())
-    }
-}
-
-/// A text message's text; a binary message is refused.
-impl FromMessage for String {
-    const READS_BODY: bool = true;
-
-    fn from_message(message: &mut Message, _cx: &Context) -> Result<Self, Error> {
-        if message.is_binary() {
-            return Err(Error::typed(
-                "BinaryMessage",
-                "the handler takes the message as a `String`, but the client sent a binary message; take `Bytes` or `Message` to read one",
-            ));
-        }
-        // Reuses the buffer when the body is its only owner; copies otherwise.
-        String::from_utf8(Vec::from(message.take_body()))
-            .map_err(|_| Error::typed("InvalidText", "the message text is not valid UTF-8"))
-    }
-}
-
-impl FromMessage for Context {
-    fn from_message(_message: &mut Message, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.clone())
-    }
-}
-
-impl<T: Send + Sync + 'static> FromMessage for State<T> {
-    fn from_message(_message: &mut Message, cx: &Context) -> Result<Self, Error> {
-        State::from_context(cx)
-    }
-}
-
-/// The answer to an argument that could not be extracted: a failed `Ack`
-/// carrying the error's message. The attribute macro calls it.
-pub fn reject(error: Error) -> Outcome {
-    failed(&error)
-}
-
-fn failed(error: &Error) -> Outcome {
-    Outcome::Websocket(Ack { success: false, error_message: error.message().to_string() })
-}
-
-/// What a WebSocket handler can return: `()` for success, or a `Result`
-/// whose error fails the `Ack` with the error's message.
-///
-/// ```
-/// use celerity::proto::v1::{Ack, result::Outcome};
-/// use celerity::websocket::IntoAck;
-/// let failed: Result<(), celerity::Error> = Err(celerity::Error::msg("no such room"));
-/// assert_eq!(
-///     failed.into_ack(),
-///     Outcome::Websocket(Ack { success: false, error_message: "no such room".into() })
-/// );
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a WebSocket handler",
-    label = "not a WebSocket handler's result",
-    note = "a WebSocket handler returns: `()` or `Result<(), E>` where `E` is `celerity::Error` or any `std::error::Error`"
-)]
-pub trait IntoAck {
-    /// Converts the return value into the `Ack` outcome.
-    fn into_ack(self) -> Outcome;
-}
-
-impl IntoAck for () {
-    fn into_ack(self) -> Outcome {
-        Outcome::Websocket(Ack { success: true, error_message: String::new() })
-    }
-}
-
-impl<R: IntoAck, E: Into<Error>> IntoAck for Result<R, E> {
-    fn into_ack(self) -> Outcome {
-        match self {
-            Ok(value) => value.into_ack(),
-            Err(error) => failed(&error.into()),
-        }
-    }
-}
-
-/// A WebSocket handler from a function of the message and context. The
-/// attribute macro builds its argument extraction inside such a function.
-///
-/// ```
-/// use celerity::proto::v1::{Ack, result::Outcome};
-/// use celerity::websocket::{Message, MessageFn};
-/// use celerity::Context;
-///
-/// let handler = MessageFn::new(|message: Message, _cx: Context| async move {
-///     Outcome::Websocket(Ack { success: message.is_text(), error_message: String::new() })
-/// });
-/// # let _: &dyn celerity::Handler = &handler;
-/// ```
-pub struct MessageFn<F> {
-    f: F,
-}
-
-impl<F> MessageFn<F> {
-    /// Wraps `f`.
-    pub fn new(f: F) -> Self {
-        MessageFn { f }
-    }
-}
-
-impl<F, Fut> Handler for MessageFn<F>
-where
-    F: Fn(Message, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Outcome> + Send + 'static,
-{
-    fn call(&self, dispatch: Dispatch, cx: Context) -> HandlerFuture {
-        match dispatch.source {
-            Some(Source::Websocket(message)) => {
-                let outcome = (self.f)(Message::from_wire(message), cx.clone());
-                Box::pin(async move { expect_shape(HandlerKind::WebSocket, outcome.await, &cx) })
-            }
-            other => ready(wrong_source(HandlerKind::WebSocket, &other, &cx)),
-        }
-    }
-}
-
-/// An `async fn` usable as a WebSocket handler: every argument implements
-/// [`FromMessage`] and the return value [`IntoAck`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a WebSocket handler",
-    label = "not a WebSocket handler",
-    note = "a WebSocket handler is an `async fn` whose arguments are WebSocket extractors (`Message`, `Json<T>`, `Bytes`, `String`, `Context`, `State<T>`) and that returns `()` or `Result<(), E>`"
-)]
-pub trait WebSocketHandler<Args>: Clone + Send + Sync + 'static {
-    /// Builds the type-erased handler.
-    fn into_handler(self) -> Arc<dyn Handler>;
-}
-
-macro_rules! websocket_handler_impl {
-    ($($arg:ident),*; $last:ident) => {
-        impl<F, Fut, R, $($arg,)* $last> WebSocketHandler<($($arg,)* $last,)> for F
-        where
-            F: Fn($($arg,)* $last) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            R: IntoAck,
-            $($arg: FromMessage + Send + 'static,)*
-            $last: FromMessage + Send + 'static,
-        {
-            #[allow(non_snake_case, unused_mut)]
-            fn into_handler(self) -> Arc<dyn Handler> {
-                const {
-                    assert!(
-                        0 $(+ $arg::READS_BODY as usize)* + $last::READS_BODY as usize <= 1,
-                        "a WebSocket handler can read the message body with one argument only"
-                    )
-                };
-                let f = self;
-                Arc::new(MessageFn::new(move |mut message: Message, cx: Context| {
-                    let f = f.clone();
-                    async move {
-                        $(
-                            let $arg = match $arg::from_message(&mut message, &cx) {
-                                Ok(value) => value,
-                                Err(error) => return reject(error),
-                            };
-                        )*
-                        let $last = match $last::from_message_owned(message, &cx) {
-                            Ok(value) => value,
-                            Err(error) => return reject(error),
-                        };
-                        f($($arg,)* $last).await.into_ack()
-                    }
-                }))
-            }
-        }
-    };
-}
-
-impl<F, Fut, R> WebSocketHandler<()> for F
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoAck,
-{
-    fn into_handler(self) -> Arc<dyn Handler> {
-        let f = self;
-        Arc::new(MessageFn::new(move |_message: Message, _cx: Context| {
-            let f = f.clone();
-            async move { f().await.into_ack() }
-        }))
-    }
-}
-
-websocket_handler_impl!(; A1);
-websocket_handler_impl!(A1; A2);
-websocket_handler_impl!(A1, A2; A3);
-websocket_handler_impl!(A1, A2, A3; A4);
-websocket_handler_impl!(A1, A2, A3, A4; A5);
-websocket_handler_impl!(A1, A2, A3, A4, A5; A6);
-websocket_handler_impl!(A1, A2, A3, A4, A5, A6; A7);
-websocket_handler_impl!(A1, A2, A3, A4, A5, A6, A7; A8);
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
 
-    use celerity_proto::v1 as pb;
+    use bytes::Bytes;
+    use celerity_proto::v1::{self as pb, Ack, Dispatch, dispatch::Source, result::Outcome};
     use serde::Deserialize;
 
     use super::*;
+    use crate::context::{Context, State};
+    use crate::error::Error;
+    use crate::json::Json;
+    use crate::pipeline::{FromEvent, Handler, serve_once};
     use crate::session::error_type;
 
     const TAG: &str = "event::$default";
@@ -353,8 +100,8 @@ mod tests {
         }))
     }
 
-    async fn run<Args>(handler: impl WebSocketHandler<Args>, dispatch: Dispatch) -> Outcome {
-        let outcome = handler.into_handler().call(dispatch, Context::detached(TAG)).await;
+    async fn run<Args: 'static>(handler: impl Handler<WebSocket, Args>, dispatch: Dispatch) -> Outcome {
+        let outcome = serve_once(handler, (), dispatch, Context::detached(TAG)).await;
         assert!(
             matches!(outcome, Outcome::Websocket(_) | Outcome::Error(_)),
             "a WebSocket handler answered with another shape: {outcome:?}"
@@ -501,39 +248,16 @@ mod tests {
         assert!(matches!(run(handler, no_source).await, Outcome::Error(_)));
     }
 
-    #[tokio::test]
-    async fn the_adapter_runs_what_the_macro_generates() {
-        async fn user(cx: Context, message: Message) -> Result<(), Error> {
-            let chat: Chat = message.json()?;
-            if cx.tag() == TAG && chat.text == "hi" { Ok(()) } else { Err(Error::msg("no")) }
-        }
-        let handler = MessageFn::new(move |mut ev: Message, cx: Context| async move {
-            let a0 = match <Context as FromMessage>::from_message(&mut ev, &cx) {
-                Ok(v) => v,
-                Err(e) => return reject(e),
-            };
-            let a1 = match <Message as FromMessage>::from_message_owned(ev, &cx) {
-                Ok(v) => v,
-                Err(e) => return reject(e),
-            };
-            <Result<(), Error> as IntoAck>::into_ack(user(a0, a1).await)
-        });
-        let outcome = handler.call(text("$default", r#"{"room":"r","text":"hi"}"#), Context::detached(TAG)).await;
-        assert_eq!(outcome, ok());
-        let outcome = handler.call(text("$default", r#"{"room":"r"}"#), Context::detached(TAG)).await;
-        assert!(failure(outcome).contains("missing field `text`"));
-    }
-
     #[test]
     fn a_body_reader_that_is_not_last_leaves_an_empty_body() {
         let cx = Context::detached(TAG);
         let mut message = Message::new_text("$default", r#"{"room":"r","text":"hi"}"#).with_message_id("m-1");
-        let Json(chat) = Json::<Chat>::from_message(&mut message, &cx).unwrap();
+        let Json(chat) = <Json<Chat> as FromEvent<WebSocket>>::from_event(&mut message, &cx).unwrap();
         assert_eq!(chat.text, "hi");
         assert!(message.body().is_empty());
         assert_eq!(message.message_id(), "m-1");
         let mut message = Message::new_text("$default", "x").with_message_id("m-2");
-        let taken = Message::from_message(&mut message, &cx).unwrap();
+        let taken = <Message as FromEvent<WebSocket>>::from_event(&mut message, &cx).unwrap();
         assert_eq!((taken.text(), taken.message_id()), (Some("x"), "m-2"));
         assert_eq!((message.body().is_empty(), message.message_id()), (true, "m-2"));
     }

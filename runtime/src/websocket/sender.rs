@@ -1,17 +1,18 @@
 //! Sending to WebSocket connections from any handler or background task.
 
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use celerity_proto::v1::WsSendAck;
+use celerity_proto::v1::{WsSend, WsSendAck};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::outbound::{
     MAX_BATCH_BYTES, MAX_BATCH_MESSAGES, Outbound, SendError, SendReport, SentBatch, generate_id, into_wire_batch,
 };
-use crate::context::Context;
-use crate::driver::Command;
-use crate::error::Error;
-use crate::http::{FromRequest, HttpError, Request};
+use crate::command::Command;
 use crate::session::WsOutcome;
 
 /// How long a send waits for the runtime's acknowledgement by default. A
@@ -33,7 +34,7 @@ static SENDS_IN_FLIGHT: Semaphore = Semaphore::const_new(MAX_SENDS_IN_FLIGHT);
 /// waits for the runtime to say what became of each.
 ///
 /// Take it as an argument of any handler (`ws: WsSender`), from
-/// [`Context::ws`], or from [`crate::AppHandle::ws`] in a background task.
+/// [`crate::Context::ws`], or from [`crate::AppHandle::ws`] in a background task.
 /// Cloning is cheap.
 ///
 /// ```no_run
@@ -56,19 +57,40 @@ pub struct WsSender {
     commands: mpsc::UnboundedSender<Command>,
     timeout: Duration,
     /// Under `celerity::testing`, sends go to the test's recorder instead.
-    link: Option<crate::testing::WsLink>,
+    recording: Option<Recording>,
+}
+
+/// Where a sender under `celerity::testing` sends, and for which event.
+#[derive(Clone, Debug)]
+struct Recording {
+    recorder: Arc<dyn SendRecorder>,
+    event_id: Option<Arc<str>>,
+}
+
+/// The future of the runtime's acknowledgement of a recorded send: `None`
+/// when the stream ended before one came.
+pub(crate) type AckFuture = Pin<Box<dyn Future<Output = Option<WsSendAck>> + Send>>;
+
+/// Where sends go in place of a stream: `celerity::testing` records each
+/// and answers it as the test scripts.
+pub(crate) trait SendRecorder: Send + Sync + fmt::Debug {
+    /// Records `send`, made for the event `event_id` (or outside any event),
+    /// and answers it.
+    fn record(&self, event_id: Option<&str>, send: WsSend) -> AckFuture;
 }
 
 impl WsSender {
     pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
-        WsSender { commands, timeout: DEFAULT_ACK_TIMEOUT, link: None }
+        WsSender { commands, timeout: DEFAULT_ACK_TIMEOUT, recording: None }
     }
 
-    /// The sender a handler called by `celerity::testing` holds: its sends
-    /// are recorded and answered as the test scripts them.
-    pub(crate) fn with_link(mut self, link: Option<crate::testing::WsLink>) -> Self {
-        self.link = link;
-        self
+    /// A sender whose sends go to `recorder`, made for the event `event_id`.
+    pub(crate) fn recorded(
+        commands: mpsc::UnboundedSender<Command>,
+        recorder: Arc<dyn SendRecorder>,
+        event_id: Option<Arc<str>>,
+    ) -> Self {
+        WsSender { commands, timeout: DEFAULT_ACK_TIMEOUT, recording: Some(Recording { recorder, event_id }) }
     }
 
     /// A sender with no stream behind it: every send ends
@@ -113,9 +135,9 @@ impl WsSender {
             return Err(SendError::TooLarge { messages: messages.len(), bytes, limit: MAX_BATCH_BYTES });
         }
         let correlation_id = generate_id();
-        if let Some(link) = &self.link {
+        if let Some(Recording { recorder, event_id }) = &self.recording {
             let sent = SentBatch::new(&correlation_id, &messages);
-            let reply = link.send(celerity_proto::v1::WsSend { correlation_id, messages });
+            let reply = recorder.record(event_id.as_deref(), WsSend { correlation_id, messages });
             return match tokio::time::timeout(self.timeout, reply).await {
                 Ok(Some(ack)) => SendReport::from_ack_kept(ack, &sent).into_result(),
                 Ok(None) => Err(disconnected(&sent)),
@@ -156,42 +178,6 @@ impl WsSender {
 
 fn disconnected(sent: &SentBatch) -> SendError {
     SendError::Disconnected { correlation_id: sent.correlation_id(), sent: sent.to_wire() }
-}
-
-impl FromRequest for WsSender {
-    fn from_request(_request: &mut Request, cx: &Context) -> Result<Self, HttpError> {
-        Ok(cx.ws())
-    }
-}
-
-impl super::FromMessage for WsSender {
-    fn from_message(_message: &mut super::Message, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.ws())
-    }
-}
-
-impl crate::consumer::FromRecord for WsSender {
-    fn from_record(_record: &mut crate::consumer::RawRecord, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.ws())
-    }
-}
-
-impl crate::consumer::FromBatch for WsSender {
-    fn from_batch(_batch: &mut crate::consumer::Batch, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.ws())
-    }
-}
-
-impl crate::schedule::FromTrigger for WsSender {
-    fn from_trigger(_trigger: &mut crate::schedule::Trigger, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.ws())
-    }
-}
-
-impl crate::custom::FromInvocation for WsSender {
-    fn from_invocation(_invocation: &mut crate::custom::Invocation, cx: &Context) -> Result<Self, Error> {
-        Ok(cx.ws())
-    }
 }
 
 #[cfg(test)]

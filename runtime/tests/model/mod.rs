@@ -39,14 +39,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+use celerity::__private::session::{
+    Action, HandlerKey, HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, Session, SessionConfig, SessionError,
+    WsOutcome, error_type,
+};
+use celerity::HandlerKind;
 use celerity::proto::prost::Message as _;
 use celerity::proto::v1::{
     self as pb, Dispatch, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage,
     handler_message, result::Outcome, runtime_message,
-};
-use celerity::session::{
-    Action, HandlerKey, HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, Session, SessionConfig, SessionError,
-    WsOutcome, error_type,
 };
 
 pub const T0: i64 = 1_700_000_000_000;
@@ -375,8 +376,11 @@ impl Harness {
     /// `ReadyAck`.
     pub fn new(initial: u32, grace: u64, early: &[Early], between: &[Early], signal_before_ack: bool) -> Self {
         let handlers = vec![
-            HandlerSpec { key: HandlerKey::Tag(TAGS[0].into()), max_concurrent: None, label: "a".into() },
-            HandlerSpec { key: HandlerKey::Tag(TAGS[1].into()), max_concurrent: Some(CAP_B), label: "b".into() },
+            HandlerSpec::new(HandlerKey::Tag(TAGS[0].into()), HandlerKind::Http, "a"),
+            HandlerSpec {
+                max_concurrent: Some(CAP_B),
+                ..HandlerSpec::new(HandlerKey::Tag(TAGS[1].into()), HandlerKind::Http, "b")
+            },
         ];
         let mut config = SessionConfig::new(handlers, initial);
         config.cancel_grace_ms = grace;

@@ -8,16 +8,26 @@ use celerity_proto::v1::{self as pb, HandlerMessage, handler_message, result::Ou
 
 use prost::Message as _;
 
+use crate::kind;
 use crate::session::{Action, Phase, Session, error_type, quoted};
 
 impl Session {
     pub(in crate::session) fn on_completed(&mut self, _now: i64, id: Arc<str>, outcome: Outcome) {
-        if self.in_flight.contains_key(&id) {
-            self.answer(id.to_string(), outcome);
-            self.after_answers();
-        }
-        // Otherwise the session already answered for it (deadline or
-        // cancellation grace); the late outcome is dropped.
+        let Some(event) = self.in_flight.get(&id) else {
+            // The session already answered for it (deadline or cancellation
+            // grace); the late outcome is dropped.
+            return;
+        };
+        let spec = &self.config.handlers[event.handler];
+        // A hand-written answer can build any outcome; one the runtime
+        // cannot use for this source is never sent.
+        let outcome = if spec.kind.fits(&outcome) {
+            outcome
+        } else {
+            kind::wrong_outcome(spec.kind, &spec.name, &outcome, &self.tags[event.handler])
+        };
+        self.answer(id.to_string(), outcome);
+        self.after_answers();
     }
 
     /// Sends the result for an in-flight event and releases its place.

@@ -1,11 +1,13 @@
 //! A `Dispatch`: started, or answered at once when it cannot be (no id,
-//! beyond the window or a cap, an unknown tag, during a drain).
+//! beyond the window or a cap, an unknown tag, a source its handler does not
+//! take, during a drain).
 
 use std::cmp::Reverse;
 use std::sync::Arc;
 
 use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
 
+use crate::kind::{self, HandlerKind};
 use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, quoted};
 
 impl Session {
@@ -47,7 +49,16 @@ impl Session {
             let message = format!("no handler in this process serves tag {}", quoted(&dispatch.handler_tag));
             return self.answer_unstarted(dispatch.id, error_type::UNKNOWN_TAG, message);
         };
-        if let Some(cap) = self.config.handlers[handler].max_concurrent
+        let spec = &self.config.handlers[handler];
+        let source = dispatch.source.as_ref().map(HandlerKind::of_source);
+        if source != Some(spec.kind) {
+            // The runtime's local invoke endpoint can send a custom
+            // invocation to a handler of any kind; no handler is started for
+            // a source it cannot take.
+            let outcome = kind::wrong_source(spec.kind, &spec.name, source, &dispatch.handler_tag);
+            return self.answer_unstarted_with(dispatch.id, outcome);
+        }
+        if let Some(cap) = spec.max_concurrent
             && self.in_flight_per_handler[handler] >= cap
         {
             let message = format!(
@@ -94,8 +105,13 @@ impl Session {
     /// Answers an event that was never started: it still takes its place in
     /// the window's accounting, so it is answered like any other result.
     pub(in crate::session) fn answer_unstarted(&mut self, id: String, r#type: &str, message: String) {
-        let credit_grant = self.credit.grant_for_result();
         let outcome = Outcome::Error(pb::HandlerError { message, r#type: r#type.to_string(), stack: String::new() });
+        self.answer_unstarted_with(id, outcome);
+    }
+
+    /// [`Session::answer_unstarted`] with a whole outcome.
+    pub(in crate::session) fn answer_unstarted_with(&mut self, id: String, outcome: Outcome) {
+        let credit_grant = self.credit.grant_for_result();
         self.send_result(id, credit_grant, outcome);
         self.after_answers();
     }

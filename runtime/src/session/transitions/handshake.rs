@@ -20,6 +20,7 @@ impl Session {
         let ready = handshake::ready(&self.config.handlers, &binding, self.credit.window(), &self.config.sdk_version);
         self.actions.push_back(Action::Report(binding.report));
         self.by_tag = binding.by_tag;
+        self.tags = binding.tags;
         self.send(handler_message::Frame::Ready(ready));
         self.phase = Phase::AwaitingAck;
     }

@@ -142,3 +142,22 @@ async fn a_call_is_lazy_until_awaited() {
     assert_eq!(call.await.expect_http().status(), 204);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_tag_is_matched_as_the_runtime_sends_it() {
+    async fn file(Path(path): Path<Vec<String>>) -> String {
+        path.join("/")
+    }
+    let app = TestApp::empty().http("GET::/files/{path+}", file);
+    for tag in ["GET::/files/{path+}", "GET::/files/{*path}"] {
+        let outcome = app.call(tag, TestRequest::get("/files/a%2Fb/c")).await;
+        assert_eq!(outcome.expect_http().text(), "a/b/c", "called as {tag}");
+    }
+}
+
+#[tokio::test]
+#[should_panic(expected = "has the tag \"get::orders\": the HTTP method in a tag is upper case")]
+async fn a_malformed_tag_stops_the_call_as_it_stops_the_application() {
+    async fn orders() {}
+    let _ = TestApp::empty().http("get::orders", orders).call("get::orders", TestRequest::get("/orders")).await;
+}

@@ -195,3 +195,47 @@ async fn a_consumer_past_its_deadline_names_the_records_not_run() {
     assert_eq!(result.failed_ids(), ["m-2", "m-3"]);
     assert_eq!(result.failure("m-3"), Some("not processed: cancelled (deadline exceeded)"));
 }
+
+/// What the protocol core itself answers for a handler still running one
+/// grace past its deadline: driven by hand, as the driver would, with the
+/// handler never finishing.
+fn session_answer_past_the_deadline(tag: &str) -> celerity_proto::v1::result::Outcome {
+    use celerity_proto::v1::{self as pb, handler_message, runtime_message};
+
+    use crate::kind::HandlerKind;
+    use crate::session::{Action, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
+
+    let frame = |frame| Input::Frame(pb::RuntimeMessage { frame: Some(frame) });
+    let mut config = SessionConfig::new(vec![HandlerSpec::new(HandlerKey::Tag(tag.into()), HandlerKind::Http, "h")], 1);
+    config.cancel_grace_ms = GRACE.as_millis() as u64;
+    let t0 = 1_000_000;
+    let mut session = Session::new(config, t0);
+    let declared = pb::HandlerConfig { handler_name: "h".into(), handler_tag: tag.into(), ..Default::default() };
+    session.handle(
+        t0,
+        frame(runtime_message::Frame::Config(pb::RuntimeConfig { handlers: vec![declared], ..Default::default() })),
+    );
+    session.handle(t0, frame(runtime_message::Frame::ReadyAck(pb::ReadyAck { accepted: true, ..Default::default() })));
+    let dispatch = pb::Dispatch {
+        id: "ev-1".into(),
+        handler_tag: tag.into(),
+        deadline_unix_ms: t0 + 2_000,
+        source: Some(pb::dispatch::Source::Http(pb::HttpRequest { method: "GET".into(), ..Default::default() })),
+        ..Default::default()
+    };
+    session.handle(t0, frame(runtime_message::Frame::Dispatch(dispatch)));
+    session.handle(t0 + 2_000, Input::Tick);
+    session.handle(t0 + 2_000 + GRACE.as_millis() as i64, Input::Tick);
+    std::iter::from_fn(|| session.poll_action())
+        .find_map(|action| match action {
+            Action::Send(pb::HandlerMessage { frame: Some(handler_message::Frame::Result(result)) }) => result.outcome,
+            _ => None,
+        })
+        .expect("the session answers for the handler")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_is_answered_exactly_as_the_session_answers_it() {
+    let outcome = app().call("GET::/stubborn", TestRequest::get("/stubborn")).deadline_in(Duration::from_secs(2)).await;
+    assert_eq!(outcome.into_wire(), session_answer_past_the_deadline("GET::/stubborn"));
+}

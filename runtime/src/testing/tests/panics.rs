@@ -1,13 +1,9 @@
 //! Panics are answered as the driver answers them: a fixed text by default,
 //! the message (and stack) with `TestApp::expose_panics`.
 
-use std::sync::Arc;
-
-use celerity_proto::v1::Dispatch;
-
 use crate::consumer::RawRecord;
-use crate::handler::{Handler, HandlerFuture};
-use crate::registry::{HandlerKey, HandlerKind, Origin, Registration};
+use crate::custom::{Custom, Invocation};
+use crate::pipeline::FromEvent;
 use crate::testing::{TestApp, TestBatch, TestRequest, TestTrigger};
 use crate::{Context, Error};
 
@@ -46,24 +42,22 @@ async fn a_panic_with_a_payload_that_is_not_text() {
     }
 }
 
-/// A handler whose `call` itself panics, before any future exists.
-struct PanicsOnCall;
+/// An argument whose extraction panics, before the handler's future exists.
+struct Explodes;
 
-impl Handler for PanicsOnCall {
-    fn call(&self, _dispatch: Dispatch, _cx: Context) -> HandlerFuture {
+impl FromEvent<Custom> for Explodes {
+    fn from_event(_invocation: &mut Invocation, _cx: &Context) -> Result<Self, Error> {
         panic!("no future for you")
     }
 }
 
 #[tokio::test]
 async fn a_panic_while_building_the_future_is_answered_too() {
-    let origin = Origin { function: "panics_on_call", file: file!(), line: line!() };
-    let registration =
-        Registration::new(HandlerKey::Tag("t".into()), HandlerKind::Custom, origin, Arc::new(PanicsOnCall));
-    let app = TestApp::empty().register(registration);
-    let error = app.call("t", crate::testing::TestInvocation::empty()).await.expect_error();
+    async fn never(_explodes: Explodes) {}
+    let app = TestApp::empty().custom("custom::t", never);
+    let error = app.call("custom::t", crate::testing::TestInvocation::empty()).await.expect_error();
     assert_eq!((error.error_type(), error.message()), ("panic", "the handler panicked"));
-    let error = app.expose_panics(true).call("t", crate::testing::TestInvocation::empty()).await.expect_error();
+    let error = app.expose_panics(true).call("custom::t", crate::testing::TestInvocation::empty()).await.expect_error();
     assert_eq!((error.error_type(), error.message()), ("panic", "no future for you"));
 }
 

@@ -1,0 +1,34 @@
+//! What reaches the stream's driver from outside it: the application's
+//! requests, WebSocket sends and handler completions, on one channel.
+
+use std::sync::Arc;
+
+use celerity_proto::v1::{WsOutbound, result::Outcome};
+use tokio::sync::oneshot;
+
+use crate::session::{Input, WsOutcome};
+
+/// What reaches the driver from outside the stream's task: the application's
+/// requests and handler completions, on one channel so that a handler's
+/// requests arrive before its completion.
+// `Input` is large only for its frame variant, which never travels here.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum Command {
+    Input(Input),
+    /// A WebSocket send, and where to report how it ended.
+    WsSend {
+        correlation_id: String,
+        messages: Vec<WsOutbound>,
+        timeout_ms: u64,
+        reply: oneshot::Sender<WsOutcome>,
+    },
+    /// A handler task finished.
+    Completed {
+        id: Arc<str>,
+        /// Which task for that id: a late completion of an earlier event with
+        /// the same id is told apart by it.
+        generation: u64,
+        outcome: Outcome,
+    },
+}

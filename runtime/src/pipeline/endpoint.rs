@@ -1,0 +1,89 @@
+//! A registered handler as the driver and `celerity::testing` call it: a
+//! dispatched source in, the outcome out, with panics caught.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use celerity_proto::v1::{dispatch::Source, result::Outcome};
+
+use super::{Handler, Kind};
+use crate::context::Context;
+use crate::kind;
+use crate::panics::{CatchPanic, guarded};
+
+/// The future of a handler's outcome.
+pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;
+
+/// A handler of some kind, its kind erased: what a registration holds.
+pub(crate) trait Endpoint: Send + Sync + 'static {
+    /// Serves one dispatched source. Called inside [`start`], so a panic in
+    /// it (taking an argument, building the handler's future) is caught.
+    fn call(&self, source: Option<Source>, cx: Context) -> HandlerFuture;
+}
+
+/// A handler `H` of kind `K`, with its kind's options.
+struct Pipeline<K: Kind, H, Args> {
+    handler: Arc<H>,
+    options: K::Options,
+    args: PhantomData<fn() -> Args>,
+}
+
+/// The endpoint serving `handler` as a handler of kind `K`.
+pub(crate) fn endpoint<K, H, Args>(handler: H, options: K::Options) -> Arc<dyn Endpoint>
+where
+    K: Kind,
+    H: Handler<K, Args>,
+    Args: 'static,
+{
+    Arc::new(Pipeline::<K, H, Args> { handler: Arc::new(handler), options, args: PhantomData })
+}
+
+impl<K, H, Args> Endpoint for Pipeline<K, H, Args>
+where
+    K: Kind,
+    H: Handler<K, Args>,
+    Args: 'static,
+{
+    fn call(&self, source: Option<Source>, cx: Context) -> HandlerFuture {
+        // The session starts a handler only for a source of its kind; a
+        // mismatch is still answered, never served.
+        let unserved = match source {
+            Some(source) => match K::serve(&self.handler, &self.options, source, &cx) {
+                Ok(future) => return future,
+                Err(kind) => Some(kind),
+            },
+            None => None,
+        };
+        let outcome = kind::wrong_source(K::KIND, cx.handler_name(), unserved, cx.tag());
+        Box::pin(std::future::ready(outcome))
+    }
+}
+
+/// Runs `endpoint` for `source`: the outcome of the handler, or the answer
+/// to its panic, whether it panicked building its future or polling it.
+pub(crate) async fn start(endpoint: Arc<dyn Endpoint>, source: Option<Source>, cx: Context) -> Outcome {
+    match guarded(|| endpoint.call(source, cx)) {
+        Ok(future) => CatchPanic { future }.await,
+        Err(outcome) => outcome,
+    }
+}
+
+/// Serves one `dispatch` with `handler` as a handler of kind `K`, as the
+/// driver would once the session has started it, without catching panics:
+/// for the kinds' own tests.
+#[cfg(test)]
+pub(crate) async fn serve_once<K, H, Args>(
+    handler: H,
+    options: K::Options,
+    dispatch: celerity_proto::v1::Dispatch,
+    cx: Context,
+) -> Outcome
+where
+    K: Kind,
+    H: Handler<K, Args>,
+    Args: 'static,
+{
+    endpoint::<K, H, Args>(handler, options).call(dispatch.source, cx).await
+}
