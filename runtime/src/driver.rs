@@ -53,6 +53,7 @@ use crate::command::Command;
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::observe::Observer;
+use crate::pipeline;
 use crate::registry::Registration;
 use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionError, WsOutcome};
 use crate::settings::Settings;
@@ -323,16 +324,19 @@ async fn run_stream(
                         Arc::clone(&served.state),
                         served.handle.clone(),
                     );
-                    // Building the handler's future is user code too: it runs
-                    // in the task, never on the stream's task or thread, and
-                    // a panic in it is an answer like any other.
-                    let run = registration.start(dispatch.source, cx.clone());
+                    let endpoint = Arc::clone(&registration.endpoint);
+                    let task_cx = cx.clone();
                     let done = done_tx.clone();
                     let task_id = Arc::clone(&id);
                     let task_generation = generation;
                     let task = served.app.spawn(
                         async move {
-                            let outcome = run.await;
+                            // Building the handler's future is user code too:
+                            // it runs here, never on the stream's task or
+                            // thread, and a panic in it is an answer like any
+                            // other. Made here rather than moved in, which
+                            // would hold it twice in the task.
+                            let outcome = pipeline::start(endpoint, dispatch, task_cx).await;
                             let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
                         }
                         .instrument(span),

@@ -7,7 +7,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use celerity_proto::v1::dispatch::Source;
+use celerity_proto::v1::Dispatch;
 use celerity_tags::{TagError, TagKind, parse_tag};
 
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOptions, WholeBatch};
@@ -236,14 +236,14 @@ impl Registration {
         self.max_concurrent
     }
 
-    /// Runs the handler for one dispatched source: its outcome, or the
+    /// Runs the handler for one dispatched event: its outcome, or the
     /// answer to its panic.
     pub(crate) fn start(
         &self,
-        source: Option<Source>,
+        dispatch: Box<Dispatch>,
         cx: Context,
     ) -> impl Future<Output = celerity_proto::v1::result::Outcome> + Send + 'static {
-        pipeline::start(Arc::clone(&self.endpoint), source, cx)
+        pipeline::start(Arc::clone(&self.endpoint), dispatch, cx)
     }
 }
 

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use celerity_proto::v1::{dispatch::Source, result::Outcome};
+use celerity_proto::v1::{Dispatch, dispatch::Source, result::Outcome};
 
 use super::{Handler, Kind};
 use crate::context::Context;
@@ -61,9 +61,12 @@ where
     }
 }
 
-/// Runs `endpoint` for `source`: the outcome of the handler, or the answer
-/// to its panic, whether it panicked building its future or polling it.
-pub(crate) async fn start(endpoint: Arc<dyn Endpoint>, source: Option<Source>, cx: Context) -> Outcome {
+/// Runs `endpoint` for `dispatch`: the outcome of the handler, or the
+/// answer to its panic, whether it panicked building its future or polling
+/// it. The dispatch stays boxed until then, which keeps the future (and so
+/// the task that runs it) small.
+pub(crate) async fn start(endpoint: Arc<dyn Endpoint>, dispatch: Box<Dispatch>, cx: Context) -> Outcome {
+    let source = dispatch.source;
     match guarded(|| endpoint.call(source, cx)) {
         Ok(future) => CatchPanic { future }.await,
         Err(outcome) => outcome,
@@ -74,12 +77,7 @@ pub(crate) async fn start(endpoint: Arc<dyn Endpoint>, source: Option<Source>, c
 /// driver would once the session has started it, without catching panics:
 /// for the kinds' own tests.
 #[cfg(test)]
-pub(crate) async fn serve_once<K, H, Args>(
-    handler: H,
-    options: K::Options,
-    dispatch: celerity_proto::v1::Dispatch,
-    cx: Context,
-) -> Outcome
+pub(crate) async fn serve_once<K, H, Args>(handler: H, options: K::Options, dispatch: Dispatch, cx: Context) -> Outcome
 where
     K: Kind,
     H: Handler<K, Args>,

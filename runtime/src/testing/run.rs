@@ -183,7 +183,7 @@ impl Runner {
                 }
                 Action::Start { dispatch, .. } => {
                     if let Some((registration, cx)) = self.start.take() {
-                        self.handler = Some(Box::pin(registration.start(dispatch.source, cx)));
+                        self.handler = Some(Box::pin(registration.start(dispatch, cx)));
                     }
                 }
                 Action::Cancel { reason, .. } => self.cx.cancel(reason),
