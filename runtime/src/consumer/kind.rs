@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use celerity_proto::v1::{dispatch::Source, result::Outcome};
+use celerity_proto::v1::dispatch::Source;
 
 use super::batch::whole_batch_failed;
 use super::records::run_records;
@@ -12,7 +12,7 @@ use super::{Batch, RawRecord};
 use crate::context::Context;
 use crate::error::Error;
 use crate::kind::HandlerKind;
-use crate::pipeline::{Handler, HandlerFuture, Kind, kind_diagnostics, sealed};
+use crate::pipeline::{Handler, HandlerFuture, Kind, kind_diagnostics, sealed, whole_event_kind};
 
 /// The consumer kind whose handler takes one record at a time: the SDK runs
 /// it for each record of a batch and answers for the batch, naming the
@@ -20,13 +20,6 @@ use crate::pipeline::{Handler, HandlerFuture, Kind, kind_diagnostics, sealed};
 /// own, with the reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerRecord;
-
-/// The consumer kind whose handler takes the whole [`Batch`] and answers
-/// for it with a [`super::BatchOutcome`]. An argument that cannot be taken
-/// fails the whole batch (and is logged, since a batch result carries no
-/// message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WholeBatch;
 
 /// How a per-record consumer runs the records of one batch. Not a public
 /// API: set through `concurrency = n` and
@@ -81,35 +74,18 @@ impl Kind for PerRecord {
     }
 }
 
-impl sealed::Sealed for WholeBatch {}
-
-impl Kind for WholeBatch {
-    const KIND: HandlerKind = HandlerKind::Consumer;
-    type Event = Batch;
-    type Answer = Outcome;
-    type Rejection = Error;
-    type Options = ();
-
-    fn reject(rejection: Error) -> Outcome {
+whole_event_kind! {
+    /// The consumer kind whose handler takes the whole [`Batch`] and answers
+    /// for it with a [`super::BatchOutcome`]. An argument that cannot be
+    /// taken fails the whole batch (and is logged, since a batch result
+    /// carries no message).
+    pub struct WholeBatch;
+    serves: Consumer from Source::Consumer,
+    event: Batch = |wire| Ok(Batch::from_wire(wire)),
+    rejection: Error = |rejection: Error| {
         tracing::warn!(error = ?rejection, "a batch consumer's argument could not be extracted; the whole batch is reported failed");
         whole_batch_failed()
-    }
-
-    fn serve<H, Args>(
-        handler: &Arc<H>,
-        _options: &(),
-        source: Source,
-        cx: &Context,
-    ) -> Result<HandlerFuture, HandlerKind>
-    where
-        H: Handler<WholeBatch, Args>,
-        Args: 'static,
-    {
-        match source {
-            Source::Consumer(batch) => Ok(Box::pin(handler.call(Batch::from_wire(batch), cx))),
-            other => Err(HandlerKind::of_source(&other)),
-        }
-    }
+    },
 }
 
 kind_diagnostics! {

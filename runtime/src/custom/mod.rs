@@ -39,18 +39,16 @@
 //! `HandlerError` of type `WrongEventSource` naming both.
 
 use std::fmt;
-use std::sync::Arc;
 
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, CustomInvokeResult, dispatch::Source, result::Outcome};
+use celerity_proto::v1::{self as pb, CustomInvokeResult, result::Outcome};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::json::{Json, JsonError, decode_json_input};
-use crate::kind::HandlerKind;
-use crate::pipeline::{FromEvent, Handler, HandlerFuture, IntoAnswer, Kind, kind_diagnostics, sealed};
+use crate::pipeline::{FromEvent, IntoAnswer, kind_diagnostics, whole_event_kind};
 
 /// How a JSON decoding error names the input.
 const INPUT: &str = "the input";
@@ -336,40 +334,15 @@ impl<T: IntoCustomOutput, E: IntoCustomError> IntoAnswer<Custom> for Result<T, E
     }
 }
 
-/// The custom kind of event: a handler invoked by name takes arguments from
-/// an [`Invocation`] and answers with an output, or an `error_message` for
-/// a [`CustomError`] (and for an argument that cannot be taken).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Custom;
-
-impl sealed::Sealed for Custom {}
-
-impl Kind for Custom {
-    const KIND: HandlerKind = HandlerKind::Custom;
-    type Event = Invocation;
-    type Answer = Outcome;
-    type Rejection = Error;
-    type Options = ();
-
-    fn reject(rejection: Error) -> Outcome {
-        deliberate(rejection.message().to_string())
-    }
-
-    fn serve<H, Args>(
-        handler: &Arc<H>,
-        _options: &(),
-        source: Source,
-        cx: &Context,
-    ) -> Result<HandlerFuture, HandlerKind>
-    where
-        H: Handler<Custom, Args>,
-        Args: 'static,
-    {
-        match source {
-            Source::Custom(invoke) => Ok(Box::pin(handler.call(Invocation::from_wire(invoke), cx))),
-            other => Err(HandlerKind::of_source(&other)),
-        }
-    }
+whole_event_kind! {
+    /// The custom kind of event: a handler invoked by name takes arguments
+    /// from an [`Invocation`] and answers with an output, or an
+    /// `error_message` for a [`CustomError`] (and for an argument that cannot
+    /// be taken).
+    pub struct Custom;
+    serves: Custom from Source::Custom,
+    event: Invocation = |wire| Ok(Invocation::from_wire(wire)),
+    rejection: Error = |rejection: Error| deliberate(rejection.message().to_string()),
 }
 
 kind_diagnostics! {
@@ -406,10 +379,11 @@ kind_diagnostics! {
 
 #[cfg(test)]
 mod tests {
-    use celerity_proto::v1::Dispatch;
+    use celerity_proto::v1::{Dispatch, dispatch::Source};
     use serde::Deserialize;
 
     use super::*;
+    use crate::pipeline::Handler;
     use crate::pipeline::serve_once;
     use crate::session::error_type;
 

@@ -1,54 +1,19 @@
 //! HTTP as a kind of event: its marker, how a request is served, and the
 //! words compile errors use for what an HTTP handler takes and returns.
 
-use std::sync::Arc;
-
-use celerity_proto::v1::{dispatch::Source, result::Outcome};
-
 use super::{HttpError, Request};
-use crate::context::Context;
-use crate::kind::HandlerKind;
-use crate::pipeline::{Handler, HandlerFuture, IntoAnswer, Kind, kind_diagnostics, sealed};
+use crate::pipeline::{IntoAnswer, kind_diagnostics, whole_event_kind};
 
-/// The HTTP kind of event: a handler takes arguments from a [`Request`] and
-/// answers with a response.
-///
-/// Name it to implement [`crate::FromEvent`] for an argument of your own
-/// (see there), or [`crate::Handler`]`<Http, _>` for a function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Http;
-
-impl sealed::Sealed for Http {}
-
-impl Kind for Http {
-    const KIND: HandlerKind = HandlerKind::Http;
-    type Event = Request;
-    type Answer = Outcome;
-    type Rejection = HttpError;
-    type Options = ();
-
-    fn reject(rejection: HttpError) -> Outcome {
-        rejection.into_answer()
-    }
-
-    fn serve<H, Args>(
-        handler: &Arc<H>,
-        _options: &(),
-        source: Source,
-        cx: &Context,
-    ) -> Result<HandlerFuture, HandlerKind>
-    where
-        H: Handler<Http, Args>,
-        Args: 'static,
-    {
-        let Source::Http(request) = source else {
-            return Err(HandlerKind::of_source(&source));
-        };
-        Ok(match Request::from_wire(request) {
-            Ok(request) => Box::pin(handler.call(request, cx)),
-            Err(error) => Box::pin(std::future::ready(Http::reject(error))),
-        })
-    }
+whole_event_kind! {
+    /// The HTTP kind of event: a handler takes arguments from a [`Request`]
+    /// and answers with a response.
+    ///
+    /// Name it to implement [`crate::FromEvent`] for an argument of your own
+    /// (see there), or [`crate::Handler`]`<Http, _>` for a function.
+    pub struct Http;
+    serves: Http from Source::Http,
+    event: Request = Request::from_wire,
+    rejection: HttpError = |rejection: HttpError| IntoAnswer::<Http>::into_answer(rejection),
 }
 
 kind_diagnostics! {

@@ -60,3 +60,58 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
         H: Handler<Self, Args>,
         Args: 'static;
 }
+
+/// Declares a kind whose event is the dispatch's whole source: the marker
+/// type and its [`Kind`], serving each event by decoding the source into
+/// the kind's event (`$decode`, which may refuse it with a rejection) and
+/// calling the handler once. Every kind but the per-record consumer is one.
+macro_rules! whole_event_kind {
+    (
+        $(#[$doc:meta])*
+        pub struct $kind:ident;
+        serves: $handler_kind:ident from Source::$variant:ident,
+        event: $event:ty = $decode:expr,
+        rejection: $rejection:ty = $reject:expr $(,)?
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $kind;
+
+        impl $crate::pipeline::sealed::Sealed for $kind {}
+
+        impl $crate::pipeline::Kind for $kind {
+            const KIND: $crate::kind::HandlerKind = $crate::kind::HandlerKind::$handler_kind;
+            type Event = $event;
+            type Answer = ::celerity_proto::v1::result::Outcome;
+            type Rejection = $rejection;
+            type Options = ();
+
+            fn reject(rejection: $rejection) -> ::celerity_proto::v1::result::Outcome {
+                ($reject)(rejection)
+            }
+
+            fn serve<H, Args>(
+                handler: &::std::sync::Arc<H>,
+                _options: &(),
+                source: ::celerity_proto::v1::dispatch::Source,
+                cx: &$crate::context::Context,
+            ) -> Result<$crate::pipeline::HandlerFuture, $crate::kind::HandlerKind>
+            where
+                H: $crate::pipeline::Handler<$kind, Args>,
+                Args: 'static,
+            {
+                match source {
+                    ::celerity_proto::v1::dispatch::Source::$variant(wire) => Ok(match ($decode)(wire) {
+                        Ok(event) => Box::pin(handler.call(event, cx)),
+                        Err(rejection) => {
+                            Box::pin(::std::future::ready(<Self as $crate::pipeline::Kind>::reject(rejection)))
+                        }
+                    }),
+                    other => Err($crate::kind::HandlerKind::of_source(&other)),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use whole_event_kind;

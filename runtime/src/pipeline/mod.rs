@@ -32,7 +32,7 @@ pub(crate) use endpoint::{Endpoint, HandlerFuture, endpoint, start};
 pub use extract::FromEvent;
 pub use handler::{Handler, HandlerCall};
 pub use kind::Kind;
-pub(crate) use kind::sealed;
+pub(crate) use kind::{sealed, whole_event_kind};
 
 /// Declares the traits that name what a handler of one kind takes, returns
 /// and is, for compile errors that say so in that kind's own words.

@@ -26,17 +26,14 @@
 //! # drop(app);
 //! ```
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, Ack, dispatch::Source, result::Outcome};
+use celerity_proto::v1::{self as pb, Ack, result::Outcome};
 use serde::de::DeserializeOwned;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::json::{Json, JsonError, decode_json_input};
-use crate::kind::HandlerKind;
-use crate::pipeline::{FromEvent, Handler, HandlerFuture, IntoAnswer, Kind, kind_diagnostics, sealed};
+use crate::pipeline::{FromEvent, IntoAnswer, kind_diagnostics, whole_event_kind};
 
 /// How a JSON decoding error names the input.
 const INPUT: &str = "the schedule's input";
@@ -195,40 +192,14 @@ fn failed(error: &Error) -> Outcome {
     Outcome::Schedule(Ack { success: false, error_message: error.message().to_string() })
 }
 
-/// The schedule kind of event: a handler takes arguments from a [`Trigger`]
-/// and answers with an `Ack`, failed when it returns an error (or an
-/// argument cannot be taken).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Schedule;
-
-impl sealed::Sealed for Schedule {}
-
-impl Kind for Schedule {
-    const KIND: HandlerKind = HandlerKind::Schedule;
-    type Event = Trigger;
-    type Answer = Outcome;
-    type Rejection = Error;
-    type Options = ();
-
-    fn reject(rejection: Error) -> Outcome {
-        failed(&rejection)
-    }
-
-    fn serve<H, Args>(
-        handler: &Arc<H>,
-        _options: &(),
-        source: Source,
-        cx: &Context,
-    ) -> Result<HandlerFuture, HandlerKind>
-    where
-        H: Handler<Schedule, Args>,
-        Args: 'static,
-    {
-        match source {
-            Source::Schedule(trigger) => Ok(Box::pin(handler.call(Trigger::from_wire(trigger), cx))),
-            other => Err(HandlerKind::of_source(&other)),
-        }
-    }
+whole_event_kind! {
+    /// The schedule kind of event: a handler takes arguments from a
+    /// [`Trigger`] and answers with an `Ack`, failed when it returns an error
+    /// (or an argument cannot be taken).
+    pub struct Schedule;
+    serves: Schedule from Source::Schedule,
+    event: Trigger = |wire| Ok(Trigger::from_wire(wire)),
+    rejection: Error = |rejection: Error| failed(&rejection),
 }
 
 kind_diagnostics! {
@@ -267,11 +238,14 @@ kind_diagnostics! {
 mod tests {
     use std::sync::Mutex;
 
-    use celerity_proto::v1::Dispatch;
+    use std::sync::Arc;
+
+    use celerity_proto::v1::{Dispatch, dispatch::Source};
     use serde::Deserialize;
 
     use super::*;
     use crate::State;
+    use crate::pipeline::Handler;
     use crate::pipeline::serve_once;
     use crate::session::error_type;
 

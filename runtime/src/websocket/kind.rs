@@ -2,50 +2,18 @@
 //! served, and the words compile errors use for what a WebSocket handler
 //! takes and returns.
 
-use std::sync::Arc;
-
-use celerity_proto::v1::{dispatch::Source, result::Outcome};
-
 use super::Message;
 use super::answer::failed;
-use crate::context::Context;
 use crate::error::Error;
-use crate::kind::HandlerKind;
-use crate::pipeline::{Handler, HandlerFuture, Kind, kind_diagnostics, sealed};
+use crate::pipeline::{kind_diagnostics, whole_event_kind};
 
-/// The WebSocket kind of event: a handler takes arguments from a
-/// [`Message`] and answers with an `Ack`, failed when it returns an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WebSocket;
-
-impl sealed::Sealed for WebSocket {}
-
-impl Kind for WebSocket {
-    const KIND: HandlerKind = HandlerKind::WebSocket;
-    type Event = Message;
-    type Answer = Outcome;
-    type Rejection = Error;
-    type Options = ();
-
-    fn reject(rejection: Error) -> Outcome {
-        failed(&rejection)
-    }
-
-    fn serve<H, Args>(
-        handler: &Arc<H>,
-        _options: &(),
-        source: Source,
-        cx: &Context,
-    ) -> Result<HandlerFuture, HandlerKind>
-    where
-        H: Handler<WebSocket, Args>,
-        Args: 'static,
-    {
-        match source {
-            Source::Websocket(message) => Ok(Box::pin(handler.call(Message::from_wire(message), cx))),
-            other => Err(HandlerKind::of_source(&other)),
-        }
-    }
+whole_event_kind! {
+    /// The WebSocket kind of event: a handler takes arguments from a
+    /// [`Message`] and answers with an `Ack`, failed when it returns an error.
+    pub struct WebSocket;
+    serves: WebSocket from Source::Websocket,
+    event: Message = |wire| Ok(Message::from_wire(wire)),
+    rejection: Error = |rejection: Error| failed(&rejection),
 }
 
 kind_diagnostics! {
