@@ -351,12 +351,20 @@ impl Gateway {
             return json_error(StatusCode::NOT_FOUND, "expected /dev/schedules/{scheduleId}/{handlerName}");
         };
         let tag = format!("source::{schedule_id}::{handler_name}");
-        if self.app.by_tag(&tag).is_none() {
+        let Some(handler) = self.app.by_tag(&tag) else {
             return json_error(StatusCode::NOT_FOUND, &format!("no handler serves {tag}"));
-        }
-        let input = match read_body(request.into_body(), MAX_DEV_BODY).await {
+        };
+        let body = match read_body(request.into_body(), MAX_DEV_BODY).await {
             Ok(body) => body,
             Err(reply) => return reply,
+        };
+        // What the blueprint's schedule sends with every trigger; a request
+        // body replaces its input, to try other input by hand.
+        let schedule = handler.schedule.as_ref();
+        let expression = schedule.map(|s| s.expression.clone()).unwrap_or_default();
+        let input = match schedule.and_then(|s| s.input.as_ref()) {
+            Some(input) if body.is_empty() => Bytes::from(input.to_string()),
+            _ => body,
         };
         let message_id = log::next_id("sched");
         let d = pb::Dispatch {
@@ -368,7 +376,7 @@ impl Gateway {
             source: Some(Source::Schedule(ScheduleTrigger {
                 schedule_id,
                 message_id: message_id.clone(),
-                schedule: String::new(),
+                schedule: expression,
                 input,
                 vendor: Bytes::new(),
             })),

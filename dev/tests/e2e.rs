@@ -6,7 +6,6 @@
 //! pointing it at a FIFO holds that request in the handler until the test
 //! writes to the FIFO, which is how a request is kept in flight.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod common;
 
-use common::{Dev, dev_command, example_binary, http, mkfifo, read, send};
+use common::{Dev, dev_command, example_binary, http, mkfifo, read, release, send};
 
 /// `celerity-dev run <hello>`, with `hello`'s greeting read from
 /// `greeting_file`.
@@ -23,21 +22,6 @@ fn start(greeting_file: &Path) -> Dev {
     let mut command = dev_command(&example_binary("hello", "CELERITY_DEV_E2E_HELLO"));
     command.args(["--timeout-ms", "8000", "--drain-timeout-ms", "10000"]).env("HELLO_GREETING_FILE", greeting_file);
     Dev::spawn(command)
-}
-
-/// Writes `text` into the FIFO once the handler has opened it for reading.
-fn release(fifo: &Path, text: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut f = loop {
-        // Without a reader, a non-blocking open for writing fails (ENXIO).
-        match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo) {
-            Ok(f) => break f,
-            Err(e) => assert!(Instant::now() < deadline, "the handler never opened the FIFO: {e}"),
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    f.write_all(text.as_bytes()).unwrap();
 }
 
 async fn websocket_round_trip(port: u16) {
@@ -63,6 +47,8 @@ fn hello_end_to_end_with_a_drain_that_loses_nothing() {
     mkfifo(&fifo);
     let mut dev = start(&fifo);
     let port = dev.port;
+    // Run from the workspace root, which holds no blueprint.
+    assert_eq!(dev.count("no blueprint read"), 1, "{}", dev.text());
 
     // HTTP: success, a validation error, no route, a method not served.
     let created = http(port, "POST", "/greetings/ada?shout=true", r#"{"greeting":"Hello"}"#);
