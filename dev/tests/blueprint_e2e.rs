@@ -62,7 +62,7 @@ fn a_handler_times_out_after_its_blueprint_timeout() {
     let dev = Dev::spawn(command);
     // Held in the handler until its deadline, one second after dispatch.
     let response = http(dev.port, "GET", "/hello", "");
-    assert_eq!(response.status, 504, "{}", dev.text());
+    assert_eq!((response.status, response.body.as_str()), (504, "handler timed out"), "{}", dev.text());
     release(&fifo, "late");
 }
 

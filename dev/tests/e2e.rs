@@ -29,6 +29,8 @@ async fn websocket_round_trip(port: u16) {
     let (mut ws, response) =
         tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}/ws"), stream).await.unwrap();
     assert_eq!(response.status(), 101);
+    let capabilities = tokio::time::timeout(Duration::from_secs(5), ws.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(capabilities, Message::binary(vec![1u8, 5, 0, 0]));
     ws.send(Message::text(r#"{"ping":true}"#)).await.unwrap();
     let pong = tokio::time::timeout(Duration::from_secs(5), ws.next()).await.unwrap().unwrap().unwrap();
     assert_eq!(pong, Message::text(r#"{"pong":true}"#));
