@@ -5,15 +5,15 @@
 //!
 //! - [`document`] reads the file (YAML, or JSON for a name ending `.json`)
 //!   into one value;
-//! - [`derive`] turns that value into [`Handler`]s by the rules of
+//! - [`rules`] turns that value into [`Handler`]s by the rules of
 //!   `shared/contract/blueprints/README.md`.
 //!
 //! [`find`] is where `celerity-dev run` looks for a blueprint nobody named:
 //! `app.blueprint.yaml` or `app.blueprint.json` in the example's crate
 //! folder, then in the current directory.
 
-pub mod derive;
 pub mod document;
+pub mod rules;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -168,7 +168,7 @@ pub fn parse(text: &str, format: document::Format) -> Result<Blueprint, Vec<Prob
     let value = document::parse(text, format).map_err(|e| {
         vec![Problem { resource: None, field: None, line: e.line, column: e.column, message: e.message }]
     })?;
-    derive::blueprint(&value)
+    rules::handlers(&value)
 }
 
 /// The blueprint to read when none was named: the first of [`FILE_NAMES`]

@@ -367,8 +367,8 @@ fn checked_tag(kind: TagKind, tag: String, handler: &str, field: String, problem
     }
 }
 
-/// Derives the handlers of the blueprint `value`.
-pub fn blueprint(value: &Value) -> Result<Blueprint, Vec<Problem>> {
+/// The handlers of the blueprint `value`, and its WebSocket route key.
+pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
     let mut problems = Problems::default();
     let Some(root) = value.as_object() else {
         problems.add(None, None, "a blueprint is a mapping with `resources`");
