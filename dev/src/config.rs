@@ -1,6 +1,7 @@
-//! What the dev runtime serves: the handler binary's manifest, completed by
-//! an optional config file, turned into the `RuntimeConfig` a blueprint
-//! would have given.
+//! What the dev runtime serves, and the `RuntimeConfig` it gives the
+//! handler: either the application's blueprint (see [`crate::blueprint`]),
+//! as the runtime reads it, or, without one, the handler binary's manifest
+//! completed by an optional config file.
 //!
 //! The config file (`--config dev.json`) is small and every field optional:
 //!
@@ -20,6 +21,10 @@
 //! blueprint handler name a handler bound by name declares). For a handler
 //! bound by name it supplies the tag; a custom handler bound by name needs
 //! none (`custom::{name}`).
+//!
+//! With a blueprint, the blueprint declares the handlers and their
+//! timeouts, so `handlers` and `timeoutMs` are refused; the drain deadline
+//! and the WebSocket acknowledgement settings still apply.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,8 +32,13 @@ use std::time::Duration;
 use celerity_testkit::proto::v1::{HandlerConfig, ProtocolVersion, RuntimeConfig};
 use serde::Deserialize;
 
-/// The default handler timeout.
+use crate::blueprint::{self, Blueprint};
+
+/// The timeout of handlers that set none, without a blueprint.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The route key of WebSocket messages when nothing sets one.
+const DEFAULT_ROUTE_KEY: &str = "event";
 
 /// One handler of the manifest (`<bin> --manifest`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -121,7 +131,7 @@ pub fn parse_config(json: &[u8]) -> Result<DevConfig, String> {
 }
 
 /// One handler the dev runtime serves.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Handler {
     /// The blueprint handler name.
     pub name: String,
@@ -133,15 +143,21 @@ pub struct Handler {
     pub timeout: Duration,
     /// The published name (may be empty).
     pub published_name: String,
+    /// Whether the handler is traced.
+    pub tracing_enabled: bool,
+    /// For a schedule handler of a blueprint, what its triggers carry.
+    pub schedule: Option<blueprint::Schedule>,
 }
 
 /// Everything served.
 #[derive(Debug, Clone)]
 pub struct App {
-    /// The handlers, in manifest order.
+    /// The handlers, in manifest (or blueprint) order.
     pub handlers: Vec<Handler>,
     /// The config file (or defaults).
     pub config: DevConfig,
+    /// The JSON field a WebSocket text message is routed by.
+    pub route_key: String,
 }
 
 impl App {
@@ -188,6 +204,8 @@ impl App {
                 kind: entry.kind.clone(),
                 timeout: settings.timeout_ms.map(Duration::from_millis).unwrap_or(default_timeout),
                 published_name: settings.published_name.clone().unwrap_or_default(),
+                tracing_enabled: false,
+                schedule: None,
             });
         }
         for settings in &config.handlers {
@@ -201,10 +219,52 @@ impl App {
         if !problems.is_empty() {
             return Err(problems.join("\n"));
         }
-        Ok(App { handlers, config })
+        let route_key = config.websocket.route_key.clone().unwrap_or_else(|| DEFAULT_ROUTE_KEY.to_owned());
+        Ok(App { handlers, config, route_key })
     }
 
-    /// The `RuntimeConfig` a blueprint would give.
+    /// The handlers of a blueprint, with what of the config file still
+    /// applies (the drain deadline, the WebSocket acknowledgement settings).
+    pub fn from_blueprint(blueprint: Blueprint, config: DevConfig) -> Result<App, String> {
+        let mut problems = Vec::new();
+        if !config.handlers.is_empty() {
+            problems.push(
+                "the config file's `handlers` apply only without a blueprint: the blueprint declares the handlers",
+            );
+        }
+        if config.timeout_ms.is_some() {
+            problems.push("the config file's `timeoutMs` applies only without a blueprint: the blueprint sets each handler's timeout");
+        }
+        if let Some(key) = &config.websocket.route_key
+            && *key != blueprint.route_key
+        {
+            return Err(format!(
+                "the config file's websocket.routeKey is {key:?}, the blueprint's API routes by {:?}; leave it to the blueprint",
+                blueprint.route_key
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(problems.join("\n"));
+        }
+        let handlers = blueprint
+            .handlers
+            .into_iter()
+            .map(|h| Handler {
+                name: h.name,
+                tag: h.tag,
+                kind: h.kind.as_str().to_owned(),
+                timeout: h.timeout,
+                published_name: h.published_name,
+                tracing_enabled: h.tracing_enabled,
+                schedule: h.schedule,
+            })
+            .collect();
+        Ok(App { handlers, config, route_key: blueprint.route_key })
+    }
+
+    /// The `RuntimeConfig` the runtime would give: one `HandlerConfig` per
+    /// handler, each with its own tracing setting. `tracing_enabled` for
+    /// every handler at once is left off: a blueprint sets it per handler.
     pub fn runtime_config(&self) -> RuntimeConfig {
         RuntimeConfig {
             tracing_enabled: false,
@@ -216,7 +276,7 @@ impl App {
                     handler_name: h.name.clone(),
                     handler_tag: h.tag.clone(),
                     timeout_ms: h.timeout.as_millis() as i64,
-                    tracing_enabled: false,
+                    tracing_enabled: h.tracing_enabled,
                     published_name: h.published_name.clone(),
                 })
                 .collect(),
@@ -242,7 +302,7 @@ impl App {
 
     /// The WebSocket route key.
     pub fn route_key(&self) -> &str {
-        self.config.websocket.route_key.as_deref().unwrap_or("event")
+        &self.route_key
     }
 
     /// Every tag, grouped by kind, for the startup banner.
@@ -331,6 +391,45 @@ mod tests {
         let app = App::resolve(&manifest()[..1], DevConfig::default(), DEFAULT_TIMEOUT).unwrap();
         assert_eq!(app.handlers[0].name, "get_order");
         assert_eq!(app.timeout("GET::/orders/{id}"), DEFAULT_TIMEOUT);
+    }
+
+    fn blueprint() -> Blueprint {
+        blueprint::parse(
+            "resources:
+  reindex: { type: celerity/handler, spec: { timeout: 2, tracingEnabled: true, handlerName: reindex-v1 } }
+",
+            blueprint::document::Format::Yaml,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_blueprint_gives_the_runtime_config() {
+        let app = App::from_blueprint(blueprint(), DevConfig::default()).unwrap();
+        let rc = app.runtime_config();
+        assert_eq!(
+            rc.handlers,
+            [HandlerConfig {
+                handler_name: "reindex".into(),
+                handler_tag: "custom::reindex".into(),
+                timeout_ms: 2000,
+                tracing_enabled: true,
+                published_name: "reindex-v1".into(),
+            }]
+        );
+        assert_eq!(app.by_name("reindex-v1").unwrap().kind, "custom");
+        assert_eq!(app.route_key(), "event");
+    }
+
+    #[test]
+    fn with_a_blueprint_the_config_file_declares_no_handlers() {
+        let config = parse_config(br#"{"timeoutMs": 5, "handlers": [{"tag": "custom::reindex"}]}"#).unwrap();
+        let err = App::from_blueprint(blueprint(), config).unwrap_err();
+        assert!(err.contains("`handlers`") && err.contains("`timeoutMs`"), "{err}");
+        let config = parse_config(br#"{"websocket": {"routeKey": "action"}}"#).unwrap();
+        assert!(App::from_blueprint(blueprint(), config).unwrap_err().contains("routeKey"));
+        let config = parse_config(br#"{"drainTimeoutMs": 5, "websocket": {"ackAttempts": 2}}"#).unwrap();
+        assert!(App::from_blueprint(blueprint(), config).is_ok());
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! The HTTP side of the dev runtime: application routes, `/ws`, the local
 //! invoke endpoint and the dev endpoints, each request becoming an event
 //! submitted to the dispatcher and its outcome the answer, the way the
-//! Celerity runtime answers callers.
+//! Celerity runtime answers callers: `HEAD` from the `GET` handler without
+//! the body, no route 404 and a method not served 405 (with `allow`), both
+//! with no body, a body over 2 MiB 413 and a deadline passed 504 in plain
+//! text, and the request id in `x-request-id` on every answer.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -13,7 +16,8 @@ use celerity_testkit::dispatcher::{AbandonReason, Dispatcher, EventOutcome};
 use celerity_testkit::event;
 use celerity_testkit::proto::v1::{self as pb, ConsumerBatch, ScheduleTrigger, dispatch::Source, result::Outcome};
 use http::{Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -36,6 +40,23 @@ const MAX_BODY: usize = 2 * 1024 * 1024;
 
 /// Consumer pushes and invocations may be larger.
 const MAX_DEV_BODY: usize = 64 * 1024 * 1024;
+
+/// How much of a body over the limit is read on and dropped before the
+/// answer, so that the client, still sending, can read it: closing a
+/// connection with bytes unread resets it, and the answer is lost with it.
+const DRAIN_BUDGET: usize = 16 * 1024 * 1024;
+
+/// What the runtime answers a body over its limit with.
+const TOO_LARGE: &str = "the request body is larger than the runtime accepts";
+
+/// What the runtime answers a request past its deadline with.
+const TIMED_OUT: &str = "handler timed out";
+
+/// The header carrying the request id, in both directions.
+const REQUEST_ID: &str = "x-request-id";
+
+/// The longest request id taken from a client.
+const MAX_REQUEST_ID: usize = 128;
 
 /// Counts the requests being served, so a shutdown can let them finish.
 #[derive(Default)]
@@ -151,15 +172,114 @@ impl Drop for GoneLog {
     }
 }
 
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(_) => Err(json_error(StatusCode::PAYLOAD_TOO_LARGE, &format!("request body over {} MiB", limit >> 20))),
+/// Why a request body was not read.
+enum BodyError {
+    /// It is larger than the limit.
+    TooLarge,
+    /// The client stopped sending it.
+    Broken,
+}
+
+impl BodyError {
+    /// For the log.
+    fn describe(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge => "body over the limit (413)",
+            BodyError::Broken => "body not received whole (400)",
+        }
+    }
+
+    fn reply(&self) -> Reply {
+        match self {
+            BodyError::TooLarge => reply(StatusCode::PAYLOAD_TOO_LARGE, "text/plain; charset=utf-8", TOO_LARGE),
+            BodyError::Broken => {
+                reply(StatusCode::BAD_REQUEST, "text/plain; charset=utf-8", "the request body could not be read")
+            }
+        }
     }
 }
 
+/// Reads a body of at most `limit` bytes.
+///
+/// A larger one is refused without reading it when the client waits for a
+/// `100 Continue` first, or declares a length past the drain budget; else
+/// it is read on, and dropped, up to [`DRAIN_BUDGET`] past the limit.
+async fn read_body(headers: &http::HeaderMap, mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let waits_to_send = headers
+        .get(http::header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+    if let Some(declared) = declared
+        && declared > limit as u64
+        && (waits_to_send || declared > (limit + DRAIN_BUDGET) as u64)
+    {
+        return Err(BodyError::TooLarge);
+    }
+    let mut collected = bytes::BytesMut::new();
+    let mut dropped = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return Err(BodyError::Broken) };
+        let Ok(data) = frame.into_data() else { continue };
+        if dropped > 0 || collected.len() + data.len() > limit {
+            dropped += data.len();
+            collected.clear();
+            if dropped > DRAIN_BUDGET {
+                break;
+            }
+            continue;
+        }
+        collected.extend_from_slice(&data);
+    }
+    if dropped > 0 { Err(BodyError::TooLarge) } else { Ok(collected.freeze()) }
+}
+
+/// The request id of a request: the client's `x-request-id` when it sent
+/// a usable one, else a fresh one.
+fn request_id(headers: &http::HeaderMap) -> String {
+    headers
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= MAX_REQUEST_ID && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| log::next_id("req"), str::to_owned)
+}
+
+/// `Allow` for a path served for `methods`: a `GET` route is also served
+/// for `HEAD`, as the runtime serves it.
+fn allow(methods: &[String]) -> String {
+    let mut allowed: Vec<&str> = Vec::with_capacity(methods.len() + 1);
+    for method in methods {
+        allowed.push(method);
+        if method == "GET" && !methods.iter().any(|m| m == "HEAD") {
+            allowed.push("HEAD");
+        }
+    }
+    allowed.join(", ")
+}
+
+/// An answer with no body.
+fn empty(status: StatusCode) -> Reply {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = status;
+    response
+}
+
 impl Gateway {
-    async fn handle(self: Arc<Self>, mut request: hyper::Request<Incoming>, source_ip: String) -> Reply {
+    /// Every answer carries the request's id, as the runtime's do.
+    async fn handle(self: Arc<Self>, request: hyper::Request<Incoming>, source_ip: String) -> Reply {
+        let id = request_id(request.headers());
+        let mut response = self.route(request, source_ip, &id).await;
+        if let Ok(value) = http::HeaderValue::from_str(&id) {
+            response.headers_mut().insert(REQUEST_ID, value);
+        }
+        response
+    }
+
+    async fn route(self: Arc<Self>, mut request: hyper::Request<Incoming>, source_ip: String, id: &str) -> Reply {
         let _active = self.active.enter();
         let path = request.uri().path().to_owned();
         let method = request.method().as_str().to_owned();
@@ -175,7 +295,7 @@ impl Gateway {
         if method == "POST" && path.starts_with("/dev/schedules/") {
             return self.fire_schedule(request, &path).await;
         }
-        self.http(request, source_ip).await
+        self.http(request, source_ip, id).await
     }
 
     fn upgrade(self: &Arc<Self>, request: &mut hyper::Request<Incoming>, source_ip: String) -> Reply {
@@ -205,36 +325,47 @@ impl Gateway {
         response
     }
 
-    async fn http(&self, request: hyper::Request<Incoming>, source_ip: String) -> Reply {
+    async fn http(&self, request: hyper::Request<Incoming>, source_ip: String, request_id: &str) -> Reply {
         let started = Instant::now();
         let (parts, body) = request.into_parts();
         let method = parts.method.as_str().to_owned();
         let path = parts.uri.path().to_owned();
+        let head = method == "HEAD";
         let matched = match self.router.route(&method, &path) {
+            // HEAD is answered from the GET handler, without the body.
+            Err(NoMatch::MethodNotAllowed(allowed)) if head && allowed.iter().any(|m| m == "GET") => {
+                self.router.route("GET", &path)
+            }
+            other => other,
+        };
+        let matched = match matched {
             Ok(matched) => matched,
             Err(NoMatch::NotFound) => {
                 log::line(&format!("{method} {path}: no route (404)"));
-                return json_error(StatusCode::NOT_FOUND, "no handler serves this path");
+                return empty(StatusCode::NOT_FOUND);
             }
             Err(NoMatch::MethodNotAllowed(allowed)) => {
                 log::line(&format!("{method} {path}: method not allowed (405)"));
-                let mut response = json_error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
-                if let Ok(value) = allowed.join(", ").parse() {
+                let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+                if let Ok(value) = allow(&allowed).parse() {
                     response.headers_mut().insert(http::header::ALLOW, value);
                 }
                 return response;
             }
         };
-        let body = match read_body(body, MAX_BODY).await {
+        let body = match read_body(&parts.headers, body, MAX_BODY).await {
             Ok(body) => body,
-            Err(reply) => return reply,
+            Err(error) => {
+                log::line(&format!("{method} {path}: {}", error.describe()));
+                return error.reply();
+            }
         };
         let tag = matched.route.tag().to_string();
         let mut dispatch = event::http(method.as_str(), path.as_str())
             .route(matched.route.template())
             .tag(tag.as_str())
             .source_ip(source_ip)
-            .request_id(log::next_id("req"))
+            .request_id(request_id)
             .body(body)
             .deadline_in(self.app.timeout(&tag));
         for (name, values) in &matched.params {
@@ -255,16 +386,22 @@ impl Gateway {
         let mut gone = GoneLog { id: id.clone(), tag: tag.clone(), started, armed: true };
         let outcome = submission.await;
         gone.armed = false;
-        let (response, summary) = to_response(&outcome);
-        log::event(&id, &tag, &summary, started.elapsed());
+        let (mut response, summary) = to_response(&outcome);
+        if head {
+            let length = response.body().size_hint().exact().unwrap_or(0);
+            *response.body_mut() = Full::new(Bytes::new());
+            response.headers_mut().insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
+        }
+        log::event(&id, &tag, &format!("{summary} [{REQUEST_ID}: {request_id}]"), started.elapsed());
         response
     }
 
     async fn invoke(&self, request: hyper::Request<Incoming>) -> Reply {
         let started = Instant::now();
-        let body = match read_body(request.into_body(), MAX_DEV_BODY).await {
+        let (parts, body) = request.into_parts();
+        let body = match read_body(&parts.headers, body, MAX_DEV_BODY).await {
             Ok(body) => body,
-            Err(reply) => return reply,
+            Err(error) => return error.reply(),
         };
         let invoke = match sources::parse_invoke(&body) {
             Ok(invoke) => invoke,
@@ -288,7 +425,8 @@ impl Gateway {
                 let outcome = submission.await;
                 log::event(&id, &tag, &log::summary(&outcome), started.elapsed());
             });
-            return json_reply(StatusCode::ACCEPTED, &json!({ "message": "Handler invocation started" }));
+            // The runtime answers an async invocation 200 once it is started.
+            return json_reply(StatusCode::OK, &json!({ "message": "Handler invocation started" }));
         }
         let mut gone = GoneLog { id: id.clone(), tag: tag.clone(), started, armed: true };
         let outcome = submission.await;
@@ -307,9 +445,10 @@ impl Gateway {
         if self.app.by_tag(&tag).is_none() {
             return json_error(StatusCode::NOT_FOUND, &format!("no handler serves {tag}"));
         }
-        let body = match read_body(request.into_body(), MAX_DEV_BODY).await {
+        let (parts, body) = request.into_parts();
+        let body = match read_body(&parts.headers, body, MAX_DEV_BODY).await {
             Ok(body) => body,
-            Err(reply) => return reply,
+            Err(error) => return error.reply(),
         };
         let records = match sources::parse_records(&body) {
             Ok(records) => records,
@@ -351,12 +490,21 @@ impl Gateway {
             return json_error(StatusCode::NOT_FOUND, "expected /dev/schedules/{scheduleId}/{handlerName}");
         };
         let tag = format!("source::{schedule_id}::{handler_name}");
-        if self.app.by_tag(&tag).is_none() {
+        let Some(handler) = self.app.by_tag(&tag) else {
             return json_error(StatusCode::NOT_FOUND, &format!("no handler serves {tag}"));
-        }
-        let input = match read_body(request.into_body(), MAX_DEV_BODY).await {
+        };
+        let (parts, body) = request.into_parts();
+        let body = match read_body(&parts.headers, body, MAX_DEV_BODY).await {
             Ok(body) => body,
-            Err(reply) => return reply,
+            Err(error) => return error.reply(),
+        };
+        // What the blueprint's schedule sends with every trigger; a request
+        // body replaces its input, to try other input by hand.
+        let schedule = handler.schedule.as_ref();
+        let expression = schedule.map(|s| s.expression.clone()).unwrap_or_default();
+        let input = match schedule.and_then(|s| s.input.as_ref()) {
+            Some(input) if body.is_empty() => Bytes::from(input.to_string()),
+            _ => body,
         };
         let message_id = log::next_id("sched");
         let d = pb::Dispatch {
@@ -368,7 +516,7 @@ impl Gateway {
             source: Some(Source::Schedule(ScheduleTrigger {
                 schedule_id,
                 message_id: message_id.clone(),
-                schedule: String::new(),
+                schedule: expression,
                 input,
                 vendor: Bytes::new(),
             })),
@@ -402,7 +550,7 @@ pub fn to_response(outcome: &EventOutcome) -> (Reply, String) {
         }
         EventOutcome::Abandoned(AbandonReason::Deadline) => {
             return (
-                json_error(StatusCode::GATEWAY_TIMEOUT, "the handler did not answer before its deadline"),
+                reply(StatusCode::GATEWAY_TIMEOUT, "text/plain; charset=utf-8", TIMED_OUT),
                 "504 deadline passed: Cancel(DEADLINE_EXCEEDED)".to_owned(),
             );
         }
@@ -500,6 +648,36 @@ mod tests {
         assert_eq!(reply.status(), 500);
         let (reply, _) = to_response(&answered(Outcome::Http(pb::HttpResponse { status: 99, ..Default::default() })));
         assert_eq!(reply.status(), 500);
+    }
+
+    #[test]
+    fn a_get_route_is_allowed_for_head_too() {
+        let methods = |list: &[&str]| list.iter().map(|m| m.to_string()).collect::<Vec<_>>();
+        assert_eq!(allow(&methods(&["DELETE", "GET", "PATCH"])), "DELETE, GET, HEAD, PATCH");
+        assert_eq!(allow(&methods(&["POST"])), "POST");
+        assert_eq!(allow(&methods(&["GET", "HEAD"])), "GET, HEAD");
+    }
+
+    #[test]
+    fn a_request_id_is_the_clients_when_it_is_usable() {
+        let with = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(REQUEST_ID, value.parse().unwrap());
+            request_id(&headers)
+        };
+        assert_eq!(with("abc-123"), "abc-123");
+        for unusable in ["", "two words", &"x".repeat(MAX_REQUEST_ID + 1)] {
+            assert!(with(unusable).starts_with("req-"), "{unusable:?}");
+        }
+        assert_ne!(request_id(&http::HeaderMap::new()), request_id(&http::HeaderMap::new()));
+    }
+
+    #[tokio::test]
+    async fn a_deadline_is_a_plain_text_504() {
+        let (reply, _) = to_response(&EventOutcome::Abandoned(AbandonReason::Deadline));
+        assert_eq!(reply.status(), 504);
+        assert!(reply.headers()[http::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/plain"));
+        assert_eq!(body(reply).await, "handler timed out");
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! `celerity-dev`: run a Celerity handler binary on a laptop.
 //!
 //! ```text
-//! celerity-dev run <package | path-to-binary> [--port 8080] [--config dev.json] [--timeout-ms 30000]
+//! celerity-dev run <package | path-to-binary> [--port 8080] [--blueprint FILE | --no-blueprint]
+//!                  [--config dev.json] [--timeout-ms 30000]
 //!                  [--ack-timeout-ms 10000] [--ack-attempts 3] [--drain-timeout-ms MS]
 //! celerity-dev push <sourceId> <handlerName> <records.json | -> [--port 8080]
 //! celerity-dev schedule <scheduleId> <handlerName> [--port 8080]
 //! celerity-dev invoke <handlerName> [payload-json] [--async] [--port 8080]
 //! ```
 //!
-//! `run` builds the package (or takes the binary), reads the binary's handler
-//! manifest (and the optional config file) to learn what it serves, plays the
+//! `run` builds the package (or takes the binary), reads the application's
+//! blueprint (`--blueprint`, or `app.blueprint.yaml` / `app.blueprint.json`
+//! in the package's folder or the current directory) to learn what it
+//! serves, as the runtime does, and refuses a binary whose tags do not match
+//! it; without a blueprint it reads the binary's handler manifest (and the
+//! optional config file) instead. It then plays the
 //! Celerity runtime's side of the handler IPC protocol on a Unix socket
 //! (0600, in a directory of its own, 0700) with the testkit's dispatcher,
 //! starts the binary pointed at it, and serves on 127.0.0.1:
@@ -27,6 +32,7 @@
 //! at most 5 min), work in flight is waited for and answered, then it exits.
 //! `push`, `schedule` and `invoke` talk to a running `celerity-dev run`.
 
+mod blueprint;
 mod config;
 mod gateway;
 mod log;
@@ -41,17 +47,20 @@ use std::time::Duration;
 
 use celerity_testkit::TestRuntime;
 use celerity_testkit::dispatcher::{Dispatcher, ENV_DRAIN_TIMEOUT, Notice};
+use celerity_testkit::proto::v1::{ReadyAck, ready_ack::RefusedReason};
 use tokio::net::TcpListener;
 use tokio::process::{Child, Command};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::blueprint::Blueprint;
 use crate::config::{App, DEFAULT_TIMEOUT, DevConfig};
 use crate::gateway::{Active, Gateway};
 use crate::websocket::{Hub, WsContext, WsOptions};
 use celerity_tags::route::{Route, Router};
 
 const USAGE: &str = "usage:
-  celerity-dev run <package | path-to-binary> [--port PORT] [--config FILE] [--timeout-ms MS]
+  celerity-dev run <package | path-to-binary> [--port PORT] [--blueprint FILE | --no-blueprint]
+                   [--config FILE] [--timeout-ms MS]
                    [--ack-timeout-ms MS] [--ack-attempts N] [--drain-timeout-ms MS]
   celerity-dev push <sourceId> <handlerName> <records.json | -> [--port PORT]
   celerity-dev schedule <scheduleId> <handlerName> [--port PORT]
@@ -64,8 +73,11 @@ const EXIT_GRACE: Duration = Duration::from_secs(10);
 struct RunOptions {
     target: String,
     port: u16,
+    blueprint: Option<PathBuf>,
+    no_blueprint: bool,
     config: Option<PathBuf>,
-    timeout: Duration,
+    /// `--timeout-ms`, which applies only without a blueprint.
+    timeout: Option<Duration>,
     ack_timeout: Option<Duration>,
     ack_attempts: Option<u32>,
     drain_timeout: Option<Duration>,
@@ -93,8 +105,10 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
     let mut options = RunOptions {
         target: String::new(),
         port,
+        blueprint: None,
+        no_blueprint: false,
         config: None,
-        timeout: DEFAULT_TIMEOUT,
+        timeout: None,
         ack_timeout: None,
         ack_attempts: None,
         drain_timeout: None,
@@ -109,7 +123,11 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
             "--config" if command == "run" => {
                 options.config = Some(PathBuf::from(args.next().ok_or("--config needs a file")?));
             }
-            "--timeout-ms" if command == "run" => options.timeout = millis(arg, args.next())?,
+            "--blueprint" if command == "run" => {
+                options.blueprint = Some(PathBuf::from(args.next().ok_or("--blueprint needs a file")?));
+            }
+            "--no-blueprint" if command == "run" => options.no_blueprint = true,
+            "--timeout-ms" if command == "run" => options.timeout = Some(millis(arg, args.next())?),
             "--ack-timeout-ms" if command == "run" => options.ack_timeout = Some(millis(arg, args.next())?),
             "--drain-timeout-ms" if command == "run" => options.drain_timeout = Some(millis(arg, args.next())?),
             "--ack-attempts" if command == "run" => {
@@ -129,6 +147,14 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
         "run" => {
             options.target = next("the package or binary")?;
             options.port = port;
+            if options.no_blueprint && options.blueprint.is_some() {
+                return Err(format!("run: --blueprint and --no-blueprint contradict each other\n{USAGE}"));
+            }
+            if options.blueprint.is_some() && options.timeout.is_some() {
+                return Err(format!(
+                    "run: --timeout-ms applies only without a blueprint: the blueprint sets each handler's timeout\n{USAGE}"
+                ));
+            }
             Command_::Run(options)
         }
         "push" => Command_::Push {
@@ -149,11 +175,18 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
     Ok(parsed)
 }
 
+/// A handler binary to run, and the folder of the package it was built
+/// from (where its blueprint is looked for).
+struct Built {
+    binary: PathBuf,
+    package_dir: Option<PathBuf>,
+}
+
 /// Builds `package` with cargo and returns its binary, or takes `target` as
 /// a path when it names a file.
-fn build(target: &str) -> Result<PathBuf, String> {
+fn build(target: &str) -> Result<Built, String> {
     if Path::new(target).is_file() {
-        return Ok(PathBuf::from(target));
+        return Ok(Built { binary: PathBuf::from(target), package_dir: None });
     }
     log::line(&format!("building {target} ..."));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -170,7 +203,11 @@ fn build(target: &str) -> Result<PathBuf, String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact")
-        .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .filter_map(|m| {
+            let binary = PathBuf::from(m["executable"].as_str()?);
+            let package_dir = m["manifest_path"].as_str().and_then(|p| Path::new(p).parent()).map(Path::to_path_buf);
+            Some(Built { binary, package_dir })
+        })
         .next_back()
         .ok_or_else(|| format!("package {target} has no binary"))
 }
@@ -259,10 +296,76 @@ fn load_config(path: Option<&Path>) -> Result<DevConfig, String> {
     }
 }
 
+/// What the handler serves: the blueprint named, else the one found beside
+/// the package or in the current directory, else (or with
+/// `--no-blueprint`) the binary's manifest. Says on the log which it was.
+fn application(
+    options: &RunOptions,
+    named: Option<Blueprint>,
+    built: &Built,
+    dev_config: DevConfig,
+) -> Result<App, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let found = match (named, &options.blueprint) {
+        (Some(blueprint), Some(path)) => Some((path.clone(), blueprint)),
+        _ if options.no_blueprint => None,
+        _ => match blueprint::find(built.package_dir.as_deref(), &cwd) {
+            Some(path) => Some((path.clone(), blueprint::load(&path).map_err(|e| e.to_string())?)),
+            None => None,
+        },
+    };
+    let Some((path, blueprint)) = found else {
+        let why = if options.no_blueprint {
+            "--no-blueprint".to_owned()
+        } else {
+            let places: Vec<String> =
+                built.package_dir.iter().chain(std::iter::once(&cwd)).map(|d| d.display().to_string()).collect();
+            format!("no {} in {}", blueprint::FILE_NAMES.join(" or "), places.join(" or "))
+        };
+        log::line(&format!(
+            "no blueprint read ({why}): serving what the binary's manifest declares; \
+             the runtime would serve what a blueprint declares (--blueprint FILE)"
+        ));
+        let timeout = options.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        return App::resolve(&manifest(&built.binary)?, dev_config, timeout);
+    };
+    if options.timeout.is_some() {
+        return Err(format!(
+            "--timeout-ms applies only without a blueprint, and {} was found: it sets each handler's timeout \
+             (--no-blueprint serves the binary's manifest instead)",
+            path.display()
+        ));
+    }
+    log::line(&format!("blueprint {}: {} handler(s)", path.display(), blueprint.handlers.len()));
+    for (name, why) in &blueprint.skipped {
+        log::line(&format!("  not served: {name}, {why}"));
+    }
+    App::from_blueprint(blueprint, dev_config).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Logs why the runtime side refused the handler, with both tag lists.
+fn log_refusal(ack: &ReadyAck) {
+    if RefusedReason::try_from(ack.refused_reason) == Ok(RefusedReason::ProtocolVersion) {
+        log::line("the handler was refused: it declares a protocol version the runtime does not serve");
+        return;
+    }
+    let list = |tags: &[String]| if tags.is_empty() { "none".to_owned() } else { tags.join(", ") };
+    log::line("the handler was refused, as the runtime refuses it: its tags do not match what is declared");
+    log::line(&format!("  unknown tags (the handler serves them, nothing declares them): {}", list(&ack.unknown_tags)));
+    log::line(&format!(
+        "  unhandled tags (declared, but the handler does not serve them): {}",
+        list(&ack.unhandled_tags)
+    ));
+}
+
 async fn run(options: RunOptions) -> Result<ExitCode, String> {
     let dev_config = load_config(options.config.as_deref())?;
-    let binary = build(&options.target)?;
-    let app = Arc::new(App::resolve(&manifest(&binary)?, dev_config, options.timeout)?);
+    // A blueprint named on the command line is read before the build, so
+    // a mistake in it is told at once.
+    let named = options.blueprint.as_deref().map(blueprint::load).transpose().map_err(|e| e.to_string())?;
+    let built = build(&options.target)?;
+    let binary = built.binary.clone();
+    let app = Arc::new(application(&options, named, &built, dev_config)?);
     let runtime_config = app.runtime_config();
 
     // Bound first: a port in use is a startup error, not a surprise later.
@@ -271,8 +374,17 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
         .map_err(|e| format!("could not listen on 127.0.0.1:{}: {e}", options.port))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
 
+    // The runtime side's verdict on each Ready, seen as it is made: a
+    // refused handler exits, and the refusal says why.
+    let (refusals, mut refused) = tokio::sync::mpsc::unbounded_channel::<ReadyAck>();
     let rt = TestRuntime::builder()
         .runtime_config(runtime_config.clone())
+        .ack_with(move |_, ack| {
+            if !ack.accepted {
+                let _ = refusals.send(ack.clone());
+            }
+            ack
+        })
         .bind()
         .await
         .map_err(|e| format!("could not start the runtime side: {e}"))?;
@@ -330,6 +442,21 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("could not handle SIGINT: {e}"))?;
 
     tokio::select! {
+        // A refusal first: the refused handler's exit is ready as soon as
+        // the refusal is, and the refusal is what says why.
+        biased;
+        Some(ack) = refused.recv() => {
+            log_refusal(&ack);
+            match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+                Ok(status) => log::line(&format!("the handler exited ({}); not restarting it", describe(status))),
+                Err(_) => {
+                    log::line("the refused handler did not exit; killing it");
+                    let _ = child.kill().await;
+                }
+            }
+            server.abort();
+            return Ok(ExitCode::FAILURE);
+        }
         attached = dispatcher.wait_for_streams(Duration::from_secs(60), |s| !s.is_empty()) => {
             if attached.is_err() {
                 log::line("the handler has not connected after 60 s; still waiting");
@@ -525,7 +652,7 @@ mod tests {
         };
         assert_eq!(options.target, "hello");
         assert_eq!(options.port, 9000);
-        assert_eq!(options.timeout, Duration::from_millis(500));
+        assert_eq!(options.timeout, Some(Duration::from_millis(500)));
         assert_eq!(options.config, Some(PathBuf::from("dev.json")));
         assert_eq!((options.ack_timeout, options.ack_attempts), (Some(Duration::from_millis(50)), Some(2)));
     }
@@ -554,6 +681,22 @@ mod tests {
                 port: 8080
             }
         );
+    }
+
+    #[test]
+    fn parses_blueprint_options() {
+        let Command_::Run(options) = parse_args(&args(&["run", "orders", "--blueprint", "app.yaml"])).unwrap() else {
+            panic!("not run")
+        };
+        assert_eq!((options.blueprint, options.no_blueprint), (Some(PathBuf::from("app.yaml")), false));
+        let Command_::Run(options) = parse_args(&args(&["run", "orders", "--no-blueprint"])).unwrap() else {
+            panic!("not run")
+        };
+        assert!(options.no_blueprint && options.blueprint.is_none());
+        assert!(parse_args(&args(&["run", "orders", "--blueprint", "a.yaml", "--no-blueprint"])).is_err());
+        let err = parse_args(&args(&["run", "orders", "--blueprint", "a.yaml", "--timeout-ms", "5"])).unwrap_err();
+        assert!(err.contains("--timeout-ms applies only without a blueprint"), "{err}");
+        assert!(parse_args(&args(&["run", "orders", "--blueprint"])).is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The WebSocket side of the dev runtime at `/ws`: routing client messages to
-//! handler tags (JSON text by a route key, binary frames by their route),
-//! `$connect` / `$disconnect`, the reserved ping and ack frames, and the
+//! The WebSocket side of the dev runtime at `/ws`: the capabilities frame
+//! first, routing client messages to handler tags (JSON text by a route key,
+//! binary frames by their route), `$connect` / `$disconnect`, the reserved
+//! ping and ack frames, and the
 //! delivery of the handler's `WsSend` messages to connected clients,
 //! including waiting for a client's acknowledgement.
 
@@ -370,6 +371,9 @@ where
         }
         let _ = sink.close().await;
     });
+    // The runtime's first frame on every connection: the capabilities
+    // signal, which tells a client that binary frames reach it.
+    let _ = tx.send(Message::binary(ReservedFrame::Capabilities.header().to_vec()));
     ctx.hub.register(&connection_id, tx.clone());
     let peer = Peer { connection_id: connection_id.clone(), source_ip: source_ip.clone() };
     let key = ctx.hub.options().route_key.clone();

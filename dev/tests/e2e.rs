@@ -6,7 +6,6 @@
 //! pointing it at a FIFO holds that request in the handler until the test
 //! writes to the FIFO, which is how a request is kept in flight.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod common;
 
-use common::{Dev, dev_command, example_binary, http, mkfifo, read, send};
+use common::{Dev, dev_command, example_binary, http, mkfifo, read, release, send};
 
 /// `celerity-dev run <hello>`, with `hello`'s greeting read from
 /// `greeting_file`.
@@ -25,26 +24,13 @@ fn start(greeting_file: &Path) -> Dev {
     Dev::spawn(command)
 }
 
-/// Writes `text` into the FIFO once the handler has opened it for reading.
-fn release(fifo: &Path, text: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut f = loop {
-        // Without a reader, a non-blocking open for writing fails (ENXIO).
-        match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo) {
-            Ok(f) => break f,
-            Err(e) => assert!(Instant::now() < deadline, "the handler never opened the FIFO: {e}"),
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    f.write_all(text.as_bytes()).unwrap();
-}
-
 async fn websocket_round_trip(port: u16) {
     let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let (mut ws, response) =
         tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}/ws"), stream).await.unwrap();
     assert_eq!(response.status(), 101);
+    let capabilities = tokio::time::timeout(Duration::from_secs(5), ws.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(capabilities, Message::binary(vec![1u8, 5, 0, 0]));
     ws.send(Message::text(r#"{"ping":true}"#)).await.unwrap();
     let pong = tokio::time::timeout(Duration::from_secs(5), ws.next()).await.unwrap().unwrap().unwrap();
     assert_eq!(pong, Message::text(r#"{"pong":true}"#));
@@ -63,6 +49,8 @@ fn hello_end_to_end_with_a_drain_that_loses_nothing() {
     mkfifo(&fifo);
     let mut dev = start(&fifo);
     let port = dev.port;
+    // Run from the workspace root, which holds no blueprint.
+    assert_eq!(dev.count("no blueprint read"), 1, "{}", dev.text());
 
     // HTTP: success, a validation error, no route, a method not served.
     let created = http(port, "POST", "/greetings/ada?shout=true", r#"{"greeting":"Hello"}"#);

@@ -318,9 +318,11 @@ fn orders_custom_invocation_end_to_end() {
     assert_eq!(mistyped.status, 500, "{}", mistyped.body);
     assert!(mistyped.json()["message"].as_str().is_some_and(|m| m.contains("quantity")), "{}", mistyped.body);
 
-    // An async invocation is accepted at once and runs.
+    // An async invocation is answered 200 at once, as the runtime answers
+    // it, and runs.
     let accepted = invoke(json!({"items": [{"sku": "espresso", "quantity": 1}]}), "async");
-    assert_eq!(accepted.status, 202, "{}", accepted.body);
+    assert_eq!(accepted.status, 200, "{}", accepted.body);
+    assert_eq!(accepted.json()["message"], "Handler invocation started", "{}", accepted.body);
     dev.wait_for_nth("custom::quoteOrder -> output", 2, PATIENCE);
     dev.stop();
 }
@@ -352,6 +354,8 @@ async fn websocket_push_with_ack(dev: &mut Dev) {
     let (mut ws, response) =
         tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}/ws"), stream).await.unwrap();
     assert_eq!(response.status(), 101);
+    let first = tokio::time::timeout(PATIENCE, ws.next()).await.expect("no first frame");
+    assert_eq!(first.unwrap().unwrap(), Message::binary(vec![1u8, 5, 0, 0]), "the capabilities frame comes first");
 
     // A message routed by its "event" key; subscribing to no such order fails
     // the handler's Ack, naming the order.

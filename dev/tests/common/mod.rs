@@ -1,6 +1,6 @@
 //! What the end-to-end tests share: a `celerity-dev run <example>` process
-//! with its log and port, an example binary from the target directory, a
-//! bare HTTP/1.1 client and FIFOs.
+//! with its log and port (or run until it exits), an example binary from
+//! the target directory, a bare HTTP/1.1 client and FIFOs.
 
 // Each test crate uses its own part of this module.
 #![allow(dead_code)]
@@ -184,6 +184,63 @@ pub fn read(mut stream: TcpStream) -> Response {
 /// A request and its response.
 pub fn http(port: u16, method: &str, path: &str, body: &str) -> Response {
     read(send(port, method, path, body))
+}
+
+/// Sends `method path` with `headers` and `body` as it is (the length is
+/// added); the response is read with [`read`]. Returns once the whole
+/// request is written.
+pub fn send_raw(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    stream
+}
+
+/// Runs `command` (from [`dev_command`]) until it exits by itself, within
+/// [`PATIENCE`]; returns how it exited and its log.
+pub fn run_to_exit(mut command: Command) -> (std::process::ExitStatus, String) {
+    let mut child = command.spawn().expect("start celerity-dev");
+    let mut stderr = child.stderr.take().unwrap();
+    // Read on a thread: a full pipe would stop the process writing.
+    let reader = std::thread::spawn(move || {
+        let mut log = String::new();
+        let _ = stderr.read_to_string(&mut log);
+        log
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("celerity-dev did not exit:\n{}", reader.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The handler shares the pipe: the log ends when it has exited too.
+    (status, reader.join().unwrap())
+}
+
+/// Writes `text` into the FIFO once a handler has opened it for reading.
+pub fn release(fifo: &Path, text: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let deadline = Instant::now() + PATIENCE;
+    let mut f = loop {
+        // Without a reader, a non-blocking open for writing fails (ENXIO).
+        match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo) {
+            Ok(f) => break f,
+            Err(e) => assert!(Instant::now() < deadline, "the handler never opened the FIFO: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    f.write_all(text.as_bytes()).unwrap();
 }
 
 /// Makes a FIFO at `path`.

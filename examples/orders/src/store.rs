@@ -225,25 +225,29 @@ impl AuditLog {
             .append(true)
             .open(path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(|source| AuditUnavailable { path: path.clone(), source })
+            .map_err(|error| {
+                // The path and the system's error are for whoever runs the
+                // service, not for its callers: the error's text reaches them
+                // (an HTTP handler's unhandled error is the body of the
+                // runtime's 500), so they go to the log alone.
+                tracing::error!(path = %path.display(), %error, "the audit log cannot be written");
+                AuditUnavailable
+            })
     }
 }
 
 /// The audit log could not be written.
+///
+/// Its text names neither the file nor the system's error, and it has no
+/// `source`: the SDK answers an error with its whole chain of sources, and
+/// this text is answered to callers. [`AuditLog::append`] logs both instead.
 #[derive(Debug)]
-pub struct AuditUnavailable {
-    path: PathBuf,
-    source: std::io::Error,
-}
+pub struct AuditUnavailable;
 
 impl fmt::Display for AuditUnavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the audit log {} is unavailable: {}", self.path.display(), self.source)
+        f.write_str("the audit log is unavailable, so the change was not made")
     }
 }
 
-impl std::error::Error for AuditUnavailable {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
+impl std::error::Error for AuditUnavailable {}

@@ -39,7 +39,9 @@ async fn an_unavailable_audit_log_fails_the_trigger() {
     let result = service.call(nightly()).await;
     let ack = schedule_ack(&result);
     assert!(!ack.success, "{ack:?}");
-    assert!(ack.error_message.starts_with("the audit log") && ack.error_message.contains(unavailable), "{ack:?}");
+    assert!(ack.error_message.starts_with("the audit log is unavailable"), "{ack:?}");
+    assert!(!ack.error_message.contains(unavailable), "the path stays in the log: {ack:?}");
+    service.expect_log(&format!("path={unavailable}")).await;
     service.finish().await;
 }
 
