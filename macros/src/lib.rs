@@ -6,9 +6,12 @@
 //! use celerity::http::{Json, Path};
 //! use celerity::http_handler;
 //!
+//! #[derive(serde::Serialize)]
+//! struct Order { id: u64 }
+//!
 //! #[http_handler("GET::/orders/{id}", max_concurrent = 16)]
-//! async fn get_order(Path(id): Path<u64>) -> Json<serde_json::Value> {
-//!     Json(serde_json::json!({ "id": id }))
+//! async fn get_order(Path(id): Path<u64>) -> Json<Order> {
+//!     Json(Order { id })
 //! }
 //!
 //! #[celerity::main]

@@ -94,20 +94,46 @@ impl Error {
     }
 }
 
+/// Any error, and text: whatever `Box<dyn std::error::Error>` converts from.
+/// An error keeps its type's name (`ParseIntError`) and stays reachable
+/// through [`Error::source_error`]; text (`&str`, `String`) is a message of
+/// type `Error`, as from [`Error::msg`].
+///
+/// ```
+/// fn check(id: u64) -> celerity::Result<u64> {
+///     if id == 0 {
+///         return Err("order has id 0".into());
+///     }
+///     let parsed: Result<u64, String> = Ok(id);
+///     Ok(parsed?)
+/// }
+/// assert_eq!(check(0).unwrap_err().message(), "order has id 0");
+/// assert_eq!(check(0).unwrap_err().type_name(), "Error");
+/// ```
 impl<E> From<E> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     fn from(error: E) -> Self {
-        let message = crate::transport::error_chain(&error);
+        let type_name = short_type_name::<E>();
+        let error: Box<dyn std::error::Error + Send + Sync> = error.into();
+        if is_text(type_name) {
+            return Error::msg(error);
+        }
         Error {
-            type_name: Cow::Borrowed(short_type_name::<E>()),
-            message,
-            source: Some(Box::new(error)),
+            type_name: Cow::Borrowed(type_name),
+            message: crate::transport::error_chain(error.as_ref()),
+            source: Some(error),
             http: None,
             custom: false,
         }
     }
+}
+
+/// Whether a type that converts into a boxed error is text, which becomes
+/// a message rather than an error of that type.
+fn is_text(type_name: &str) -> bool {
+    matches!(type_name, "&str" | "String" | "Cow")
 }
 
 impl From<HttpError> for Error {
@@ -163,6 +189,29 @@ mod tests {
     fn keeps_an_http_error() {
         let error: Error = HttpError::not_found("no such order").into();
         assert_eq!(error.as_http().unwrap().status(), http::StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn text_is_a_message_and_any_boxed_error_converts() {
+        let error: Error = "order has id 0".into();
+        assert_eq!((error.type_name(), error.message()), ("Error", "order has id 0"));
+        assert!(error.source_error().is_none());
+        let error: Error = String::from("no such order").into();
+        assert_eq!((error.type_name(), error.message()), ("Error", "no such order"));
+        let error: Error = std::borrow::Cow::Borrowed("borrowed").into();
+        assert_eq!(error.message(), "borrowed");
+        fn parse(text: &str) -> Result<u32, String> {
+            text.parse().map_err(|_| format!("{text:?} is not a number"))
+        }
+        fn handler() -> Result<u32, Error> {
+            Ok(parse("x")?)
+        }
+        assert_eq!(handler().unwrap_err().message(), "\"x\" is not a number");
+        // A boxed error keeps what it is.
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(std::io::Error::other("disk"));
+        let error: Error = boxed.into();
+        assert_eq!(error.message(), "disk");
+        assert!(error.source_error().unwrap().downcast_ref::<std::io::Error>().is_some());
     }
 
     #[test]

@@ -23,11 +23,16 @@
 //!     Ok(Json(Order { id }))
 //! }
 //!
+//! #[derive(serde::Deserialize)]
+//! struct OrderPlaced {
+//!     id: u64,
+//! }
+//!
 //! #[celerity::consumer("source::orders-queue::processOrders")]
-//! async fn process(record: Record<serde_json::Value>) -> Result<(), Error> {
+//! async fn process(order: Record<OrderPlaced>) -> Result<(), Error> {
 //!     // An `Err` names this record in the batch result; the others are
 //!     // acknowledged.
-//!     println!("order event {}", record.message_id());
+//!     println!("order {} placed ({})", order.id, order.message_id());
 //!     Ok(())
 //! }
 //!
@@ -105,3 +110,8 @@ pub mod prelude {
     pub use crate::schedule::Trigger;
     pub use crate::{App, Context, Error, Result, State};
 }
+
+/// The README's snippets, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeSnippets;

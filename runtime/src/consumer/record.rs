@@ -28,10 +28,14 @@ pub(crate) struct BatchMeta {
 ///
 /// ```
 /// use celerity::consumer::RawRecord;
+///
+/// #[derive(serde::Deserialize)]
+/// struct OrderPlaced { id: u64 }
+///
 /// let record = RawRecord::new("m-1", r#"{"id": 7}"#).with_event_type("order.placed");
 /// assert_eq!(record.message_id(), "m-1");
-/// let body: serde_json::Value = record.json().unwrap();
-/// assert_eq!(body["id"], 7);
+/// let body: OrderPlaced = record.json().unwrap();
+/// assert_eq!(body.id, 7);
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawRecord {

@@ -57,9 +57,13 @@ const INPUT: &str = "the input";
 ///
 /// ```
 /// use celerity::custom::Invocation;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Resize { width: u32 }
+///
 /// let invocation = Invocation::new("resizeImage", r#"{"width": 100}"#);
-/// let input: serde_json::Value = invocation.json().unwrap();
-/// assert_eq!(input["width"], 100);
+/// let input: Resize = invocation.json().unwrap();
+/// assert_eq!(input.width, 100);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Invocation {

@@ -12,9 +12,9 @@ use super::Response;
 /// body the Celerity SDKs agree on, `{"message": "...", "details": [...]}`.
 ///
 /// ```
-/// use celerity::http::HttpError;
+/// use celerity::http::{HttpError, StatusCode};
 /// let error = HttpError::not_found("no such order");
-/// assert_eq!(error.status(), http::StatusCode::NOT_FOUND);
+/// assert_eq!(error.status(), StatusCode::NOT_FOUND);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpError {

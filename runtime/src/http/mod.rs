@@ -1,5 +1,25 @@
 //! HTTP events: the request a handler receives, what it can extract from it,
 //! and what it can answer with.
+//!
+//! The everyday types of the `http` crate are here too, so a handler needs
+//! no dependency of its own on it:
+//!
+//! ```
+//! use celerity::Bytes;
+//! use celerity::http::{HeaderName, Response, StatusCode, Uri, header, response};
+//!
+//! async fn create() -> Result<Response, celerity::Error> {
+//!     let location: Uri = "/orders/ord-1".parse()?;
+//!     let built: Response = response::Builder::new()
+//!         .status(StatusCode::CREATED)
+//!         .header(header::LOCATION, location.to_string())
+//!         .header(HeaderName::from_static("x-order-id"), "ord-1")
+//!         .body(Bytes::new())?;
+//!     Ok(built)
+//! }
+//! # let response = celerity::testing::block_on(create()).unwrap();
+//! # assert_eq!(response.headers()[header::LOCATION], "/orders/ord-1");
+//! ```
 
 mod de;
 mod error;
@@ -15,7 +35,6 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use celerity_proto::v1 as pb;
-use http::HeaderName;
 
 pub use de::{ParamsError, ParamsKind};
 pub use error::{ErrorDetail, HttpError, PathSegment};
@@ -26,7 +45,44 @@ pub use kind::{HttpAnswer, HttpArgument};
 pub use params::Params;
 pub use respond::IntoResponse;
 
-pub use http::{HeaderMap, HeaderValue, Method, StatusCode};
+/// Header names as constants (`header::LOCATION`, `header::CONTENT_TYPE`,
+/// ...) and the header types, from the `http` crate.
+///
+/// ```
+/// use celerity::http::{HeaderMap, StatusCode, header};
+///
+/// async fn moved() -> (StatusCode, HeaderMap, &'static str) {
+///     let mut headers = HeaderMap::new();
+///     headers.insert(header::LOCATION, "/new".parse().unwrap());
+///     (StatusCode::MOVED_PERMANENTLY, headers, "moved")
+/// }
+/// ```
+pub use http::header;
+/// Building a [`Response`] step by step: `response::Builder`, from the
+/// `http` crate.
+///
+/// ```
+/// use celerity::Bytes;
+/// use celerity::http::{Response, response};
+///
+/// let response: Response = response::Builder::new().status(204).body(Bytes::new()).unwrap();
+/// assert_eq!(response.status(), 204);
+/// ```
+pub use http::response;
+/// The `http` crate's everyday types: headers, methods, status codes, URIs
+/// and versions.
+///
+/// ```
+/// use celerity::http::{HeaderName, HeaderValue, Method, StatusCode, Uri, Version};
+///
+/// let name = HeaderName::from_static("x-trace");
+/// let value = HeaderValue::from_static("abc");
+/// let uri: Uri = "/orders?page=2".parse().unwrap();
+/// assert_eq!((uri.path(), uri.query()), ("/orders", Some("page=2")));
+/// assert_eq!((Method::GET, StatusCode::OK, Version::HTTP_11), (Method::GET, StatusCode::from_u16(200).unwrap(), Version::HTTP_11));
+/// assert_eq!((name.as_str(), value.to_str().unwrap()), ("x-trace", "abc"));
+/// ```
+pub use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, Version};
 
 /// The response type handlers build: an `http::Response` with a `Bytes` body.
 pub type Response = http::Response<Bytes>;
@@ -173,8 +229,8 @@ impl Request {
     /// a test. The route defaults to the path.
     ///
     /// ```
-    /// use celerity::http::Request;
-    /// let request = Request::new(http::Method::GET, "/orders/42");
+    /// use celerity::http::{Method, Request};
+    /// let request = Request::new(Method::GET, "/orders/42");
     /// assert_eq!(request.route(), "/orders/42");
     /// ```
     pub fn new(method: Method, path: impl Into<String>) -> Self {

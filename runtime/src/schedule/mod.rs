@@ -42,9 +42,13 @@ const INPUT: &str = "the schedule's input";
 ///
 /// ```
 /// use celerity::schedule::Trigger;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Cleanup { limit: u32 }
+///
 /// let trigger = Trigger::new("nightly", "rate(1 day)").with_input(r#"{"limit": 10}"#);
-/// let input: serde_json::Value = trigger.input().unwrap();
-/// assert_eq!(input["limit"], 10);
+/// let input: Cleanup = trigger.input().unwrap();
+/// assert_eq!(input.limit, 10);
 /// // No input at all reads as `null`:
 /// assert_eq!(Trigger::new("nightly", "rate(1 day)").input::<Option<u32>>().unwrap(), None);
 /// ```

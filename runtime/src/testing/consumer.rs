@@ -15,9 +15,12 @@ use crate::consumer::{Batch, RawRecord};
 /// ```
 /// use celerity::testing::TestBatch;
 ///
+/// #[derive(serde::Serialize)]
+/// struct OrderPlaced { id: u64 }
+///
 /// let batch = TestBatch::new()
 ///     .record("m-1", r#"{"id": 1}"#)
-///     .json_record("m-2", &serde_json::json!({ "id": 2 }))
+///     .json_record("m-2", &OrderPlaced { id: 2 })
 ///     .source_type("queue");
 /// let wire = batch.into_wire(Some("source::orders-queue::processOrders"));
 /// assert_eq!(wire.source_id, "orders-queue");

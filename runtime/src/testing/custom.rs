@@ -15,7 +15,10 @@ use crate::custom::Invocation;
 /// ```
 /// use celerity::testing::TestInvocation;
 ///
-/// let wire = TestInvocation::json(&serde_json::json!({ "width": 100 })).into_wire(Some("custom::resizeImage"));
+/// #[derive(serde::Serialize)]
+/// struct Resize { width: u32 }
+///
+/// let wire = TestInvocation::json(&Resize { width: 100 }).into_wire(Some("custom::resizeImage"));
 /// assert_eq!(wire.handler_name, "resizeImage");
 /// assert_eq!(&wire.input[..], br#"{"width":100}"#);
 /// ```

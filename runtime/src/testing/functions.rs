@@ -27,11 +27,14 @@ async fn call(event: Event, register: impl FnOnce(HandlerKey) -> Registration) -
 /// use celerity::http::{HttpError, Json, Path};
 /// use celerity::testing::{TestRequest, block_on, call_http};
 ///
-/// async fn get_order(Path(id): Path<u64>) -> Result<Json<serde_json::Value>, HttpError> {
+/// #[derive(serde::Serialize)]
+/// struct Order { id: u64 }
+///
+/// async fn get_order(Path(id): Path<u64>) -> Result<Json<Order>, HttpError> {
 ///     if id == 0 {
 ///         return Err(HttpError::not_found("no such order"));
 ///     }
-///     Ok(Json(serde_json::json!({ "id": id })))
+///     Ok(Json(Order { id }))
 /// }
 ///
 /// let request = TestRequest::get("/orders/x").route("/orders/{id}");

@@ -25,10 +25,13 @@ use crate::http::{Params, Request};
 /// ```
 /// use celerity::testing::TestRequest;
 ///
+/// #[derive(serde::Serialize)]
+/// struct Item { sku: &'static str, quantity: u32 }
+///
 /// let request = TestRequest::post("/orders/42/items?notify=true")
 ///     .route("/orders/{id}/items")
 ///     .header("x-request-source", "test")
-///     .json(&serde_json::json!({ "sku": "A-1", "quantity": 2 }));
+///     .json(&Item { sku: "A-1", quantity: 2 });
 /// let wire = request.into_wire(None);
 /// assert_eq!(wire.method, "POST");
 /// assert_eq!(wire.path, "/orders/42/items");

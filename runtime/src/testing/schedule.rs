@@ -15,9 +15,12 @@ use crate::schedule::Trigger;
 /// ```
 /// use celerity::testing::TestTrigger;
 ///
+/// #[derive(serde::Serialize)]
+/// struct Cleanup { older_than_days: u32 }
+///
 /// let wire = TestTrigger::new()
 ///     .schedule("rate(1 day)")
-///     .json_input(&serde_json::json!({ "older_than_days": 7 }))
+///     .json_input(&Cleanup { older_than_days: 7 })
 ///     .into_wire(Some("source::nightly::cleanup"));
 /// assert_eq!(wire.schedule_id, "nightly");
 /// assert_eq!(&wire.input[..], br#"{"older_than_days":7}"#);

@@ -21,7 +21,10 @@ pub const TEST_CONNECTION_ID: &str = "conn-1";
 /// ```
 /// use celerity::testing::TestMessage;
 ///
-/// let wire = TestMessage::json(&serde_json::json!({ "text": "hi" }))
+/// #[derive(serde::Serialize)]
+/// struct Chat { text: &'static str }
+///
+/// let wire = TestMessage::json(&Chat { text: "hi" })
 ///     .connection_id("c-7")
 ///     .into_wire(Some("action::sendMessage"));
 /// assert_eq!(wire.route, "sendMessage");

@@ -26,7 +26,7 @@
 //! - the frame holds every byte its header declares.
 //!
 //! ```
-//! use bytes::Bytes;
+//! use celerity::Bytes;
 //! use celerity::websocket::frame::{self, BinaryMessage};
 //!
 //! let message = BinaryMessage::new("orders", Bytes::from_static(&[0xde, 0xad]))

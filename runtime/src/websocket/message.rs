@@ -24,8 +24,10 @@ pub(crate) const MESSAGE_BODY: &str = "the message";
 /// let message = Message::new_text("sendMessage", r#"{"text": "hi"}"#).with_connection_id("c-1");
 /// assert!(message.is_text());
 /// assert_eq!(message.connection_id(), "c-1");
-/// let value: serde_json::Value = message.json().unwrap();
-/// assert_eq!(value["text"], "hi");
+/// #[derive(serde::Deserialize)]
+/// struct Chat { text: String }
+/// let chat: Chat = message.json().unwrap();
+/// assert_eq!(chat.text, "hi");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Message {
