@@ -63,6 +63,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(function) = &function {
         let sig = &function.sig;
         let name = sig.ident.unraw();
+        if name != "main" {
+            errors.push(syn::Error::new_spanned(
+                &sig.ident,
+                format!(
+                    "`#[celerity::main]` goes on the program's `main`, the one function that runs: on `{name}` it would never run; name it `main`, or call `{name}` from `main` with `celerity::run_main`"
+                ),
+            ));
+        }
         if sig.asyncness.is_none() {
             errors.push(syn::Error::new_spanned(
                 sig.fn_token,

@@ -275,10 +275,15 @@ struct ValueDeserializer<'de> {
 macro_rules! parse_value {
     ($($method:ident => $visit:ident($ty:ty)),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
-            let parsed: $ty = self.value.parse().map_err(|e| {
-                self.ctx
-                    .error(INVALID_TYPE, format_args!("{e}, expected {}", stringify!($ty)))
-            })?;
+            // The visitor names the field's own type (`usize` reads as a
+            // `u64`, but says `usize`).
+            let parsed: $ty = match self.value.parse() {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    let expected = &visitor as &dyn de::Expected;
+                    return Err(self.ctx.error(INVALID_TYPE, format_args!("{e}, expected {expected}")));
+                }
+            };
             visitor.$visit(parsed).map_err(|e| self.ctx.wrap_value(e))
         }
     )*};
@@ -1162,6 +1167,14 @@ mod tests {
         fn one<T: DeserializeOwned>(v: &str) -> Result<T, ParamsError> {
             query(&[("v", &[v])])
         }
+        // The field's own type is named, not the one it is read as.
+        #[derive(Debug, serde::Deserialize)]
+        struct Page {
+            #[allow(dead_code)]
+            limit: Option<usize>,
+        }
+        let err = query::<Page>(&[("limit", &["x"])]).unwrap_err();
+        assert_eq!(err.message(), "query parameter `limit`: invalid digit found in string, expected usize");
         assert_eq!(one::<i8>("-128").unwrap(), i8::MIN);
         assert_eq!(one::<i16>("-300").unwrap(), -300);
         assert_eq!(one::<i32>("+7").unwrap(), 7);
@@ -1205,7 +1218,7 @@ mod tests {
                 query::<bool>(&[("v", &[bad])]).unwrap_err(),
                 "invalid_type",
                 &["v"],
-                "query parameter `v`: provided string was not `true` or `false`, expected bool",
+                "query parameter `v`: provided string was not `true` or `false`, expected a boolean",
             );
         }
     }

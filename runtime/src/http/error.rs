@@ -63,9 +63,47 @@ impl From<usize> for PathSegment {
 }
 
 impl ErrorDetail {
-    /// A detail with a code, a path and a message.
-    pub fn new(code: impl Into<String>, path: Vec<PathSegment>, message: impl Into<String>) -> Self {
-        ErrorDetail { code: code.into(), path, message: message.into() }
+    /// A detail with a code, the path of the field it is about, and a
+    /// message. The path is field names (`["customer", "email"]`), or
+    /// [`PathSegment`]s where it has indexes:
+    ///
+    /// ```
+    /// use celerity::http::{ErrorDetail, HttpError, PathSegment};
+    ///
+    /// let detail = ErrorDetail::new("invalid", ["customer", "email"], "not an email address");
+    /// let nested = ErrorDetail::new("invalid", vec!["items".into(), 0.into(), "quantity".into()], "must be positive");
+    /// let whole = ErrorDetail::new("malformed", [], "the body is not JSON");
+    /// let error = HttpError::bad_request("the order is not valid").with_detail(detail).with_detail(nested).with_detail(whole);
+    /// assert_eq!(error.details()[1].path, [PathSegment::from("items"), PathSegment::from(0), PathSegment::from("quantity")]);
+    /// ```
+    pub fn new(code: impl Into<String>, path: impl IntoDetailPath, message: impl Into<String>) -> Self {
+        ErrorDetail { code: code.into(), path: path.into_detail_path(), message: message.into() }
+    }
+}
+
+/// The path of an [`ErrorDetail`]: field names (`["customer", "email"]`,
+/// `&["customer"][..]`), or [`PathSegment`]s
+/// (`vec!["items".into(), 0.into()]`).
+pub trait IntoDetailPath {
+    /// The path's segments.
+    fn into_detail_path(self) -> Vec<PathSegment>;
+}
+
+impl IntoDetailPath for Vec<PathSegment> {
+    fn into_detail_path(self) -> Vec<PathSegment> {
+        self
+    }
+}
+
+impl<const N: usize> IntoDetailPath for [&str; N] {
+    fn into_detail_path(self) -> Vec<PathSegment> {
+        self.into_iter().map(PathSegment::from).collect()
+    }
+}
+
+impl IntoDetailPath for &[&str] {
+    fn into_detail_path(self) -> Vec<PathSegment> {
+        self.iter().copied().map(PathSegment::from).collect()
     }
 }
 

@@ -44,7 +44,7 @@ impl FromEvent<Http> for String {
         String::from_utf8(request.take_body().to_vec()).map_err(|error| {
             HttpError::bad_request("the request body is not valid UTF-8").with_detail(ErrorDetail::new(
                 "malformed",
-                Vec::new(),
+                [],
                 error.to_string(),
             ))
         })
@@ -108,7 +108,7 @@ impl<T: DeserializeOwned> FromEvent<Http> for Query<T> {
 fn params_error(error: &super::ParamsError) -> HttpError {
     HttpError::bad_request(error.message().to_string()).with_detail(ErrorDetail::new(
         error.code(),
-        error.path().iter().map(|s| PathSegment::Key(s.clone())).collect(),
+        error.path().iter().map(|s| PathSegment::Key(s.clone())).collect::<Vec<_>>(),
         error.message(),
     ))
 }

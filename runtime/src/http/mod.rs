@@ -37,7 +37,7 @@ use bytes::Bytes;
 use celerity_proto::v1 as pb;
 
 pub use de::{ParamsError, ParamsKind};
-pub use error::{ErrorDetail, HttpError, PathSegment};
+pub use error::{ErrorDetail, HttpError, IntoDetailPath, PathSegment};
 pub use extract::{Json, Path, Query};
 pub use kind::{Http, HttpHandler};
 #[doc(hidden)]

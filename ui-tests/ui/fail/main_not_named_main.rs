@@ -1,0 +1,5 @@
+#[celerity::main]
+async fn main() {}
+
+#[celerity::main]
+async fn serve() {}
