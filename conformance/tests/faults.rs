@@ -4,11 +4,11 @@
 //! `SECURITY.md`; the measured numbers are printed (run with
 //! `--nocapture` to see them).
 //!
-//! Most tests use the test kit's runtime. Two things it will not do (never
-//! send `RuntimeConfig`, stop reading the handler's frames) are done by a
-//! minimal runtime of this file's own ([`raw`]), and a runtime killed with
-//! SIGKILL is this test binary run again as a child process
-//! ([`fault_runtime_child`]).
+//! Most tests use the test kit's runtime. What it will not do (never send
+//! `RuntimeConfig`, stop reading the handler's frames, send bytes that do
+//! not decode) is done with the kit's raw mode ([`raw_runtime`]), and a
+//! runtime killed with SIGKILL is this test binary run again as a child
+//! process ([`fault_runtime_child`]).
 
 mod common;
 
@@ -21,7 +21,7 @@ use celerity_testkit::proto::v1::{
     self as pb, Dispatch, HandlerMessage, RuntimeMessage, cancel::Reason, handler_message, result::Outcome,
     runtime_message,
 };
-use celerity_testkit::{HandlerProcess, TestRuntime, event};
+use celerity_testkit::{HandlerProcess, RawRuntime, RawStream, TestRuntime, event};
 use common::{WAIT, get, handler_error, ok_body, sleep, start};
 
 // ----- helpers -----------------------------------------------------------------
@@ -83,80 +83,19 @@ fn frame(frame: runtime_message::Frame) -> RuntimeMessage {
     RuntimeMessage { frame: Some(frame) }
 }
 
-/// A runtime of this file's own: serves the event stream on a Unix socket
-/// and hands each stream to the test as is, to do with it what the test
-/// kit's runtime will not (never send `RuntimeConfig`, stop reading).
-mod raw {
-    use std::path::Path;
-    use std::pin::Pin;
+/// The test kit's raw runtime, for what its checked one will not do (never
+/// send `RuntimeConfig`, stop reading, send bytes that do not decode). One
+/// frame of queue: a send waits as soon as the stream does.
+async fn raw_runtime() -> RawRuntime {
+    RawRuntime::builder().queue(1).accept_timeout(WAIT).bind().await.expect("the raw runtime binds")
+}
 
-    use celerity_testkit::proto::v1::handler_runtime_service_server::{
-        HandlerRuntimeService, HandlerRuntimeServiceServer,
-    };
-    use celerity_testkit::proto::v1::{HandlerMessage, RuntimeMessage};
-    use futures_util::Stream;
-    use tokio::sync::mpsc;
-    use tonic::{Request, Response, Status, Streaming};
-
-    /// One handler stream: what it sends, and a sender for what the runtime
-    /// sends, which waits when the stream does not take it.
-    pub struct Stream_ {
-        pub inbound: Streaming<HandlerMessage>,
-        pub outbound: mpsc::Sender<Result<RuntimeMessage, Status>>,
-    }
-
-    struct Service {
-        streams: mpsc::UnboundedSender<Stream_>,
-    }
-
-    type Outbound = Pin<Box<dyn Stream<Item = Result<RuntimeMessage, Status>> + Send>>;
-
-    #[tonic::async_trait]
-    impl HandlerRuntimeService for Service {
-        type EventStreamStream = Outbound;
-
-        async fn event_stream(
-            &self,
-            request: Request<Streaming<HandlerMessage>>,
-        ) -> Result<Response<Outbound>, Status> {
-            // One frame of buffer: a send waits as soon as the stream does.
-            let (outbound, rx) = mpsc::channel(1);
-            let _ = self.streams.send(Stream_ { inbound: request.into_inner(), outbound });
-            let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
-            Ok(Response::new(Box::pin(stream)))
-        }
-    }
-
-    /// Takes the next stream and completes its handshake, by hand.
-    pub async fn handshake(streams: &mut mpsc::UnboundedReceiver<Stream_>) -> Stream_ {
-        use celerity_testkit::proto::v1::{ReadyAck, handler_message, runtime_message};
-        let mut stream =
-            tokio::time::timeout(super::WAIT, streams.recv()).await.expect("the handler connects").unwrap();
-        let config = super::frame(runtime_message::Frame::Config(super::runtime_config()));
-        stream.outbound.send(Ok(config)).await.unwrap();
-        match stream.inbound.message().await.unwrap() {
-            Some(HandlerMessage { frame: Some(handler_message::Frame::Ready(_)) }) => {}
-            other => panic!("expected Ready, got {other:?}"),
-        }
-        let ack = ReadyAck { accepted: true, ..Default::default() };
-        stream.outbound.send(Ok(super::frame(runtime_message::Frame::ReadyAck(ack)))).await.unwrap();
-        stream
-    }
-
-    /// Serves at `path`; the streams arrive on the receiver.
-    pub fn serve(path: &Path) -> (tokio::task::JoinHandle<()>, mpsc::UnboundedReceiver<Stream_>) {
-        let listener = tokio::net::UnixListener::bind(path).expect("the raw runtime binds");
-        let (streams, rx) = mpsc::unbounded_channel();
-        let incoming = futures_util::stream::unfold(listener, |listener| async move {
-            Some((listener.accept().await.map(|(stream, _)| stream), listener))
-        });
-        let service = HandlerRuntimeServiceServer::new(Service { streams });
-        let server = tonic::transport::Server::builder().serve_with_incoming(service, incoming);
-        let task = tokio::spawn(async move {
-            let _ = server.await;
-        });
-        (task, rx)
-    }
+/// Takes the next stream and completes its handshake, accepting whatever
+/// `Ready` says.
+async fn raw_handshake(rt: &RawRuntime) -> RawStream {
+    let mut stream = rt.accept().await.expect("the handler connects");
+    stream.handshake(runtime_config()).await.expect("the handshake");
+    stream
 }
 
 // ----- the runtime goes away or stalls -----------------------------------------
@@ -242,13 +181,11 @@ async fn a_runtime_killed_mid_stream_ends_the_handler_promptly_with_a_failure() 
 /// for, and exits non-zero.
 #[tokio::test]
 async fn a_runtime_that_never_sends_its_config_is_a_clear_error_after_the_timeout() {
-    let dir = tempdir("silent");
-    let socket = dir.join("runtime.sock");
-    let (_server, mut streams) = raw::serve(&socket);
+    let rt = raw_runtime().await;
     let started = Instant::now();
-    let mut app = spawn_app(&socket, &[("CELERITY_HANDSHAKE_TIMEOUT_MS", "1500")]);
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[("CELERITY_HANDSHAKE_TIMEOUT_MS", "1500")]);
     // Hold the stream open and send nothing.
-    let _stream = tokio::time::timeout(WAIT, streams.recv()).await.expect("the handler connects").unwrap();
+    let _stream = rt.accept().await.expect("the handler connects");
     let status = app
         .wait_timeout(Duration::from_secs(60))
         .await
@@ -267,7 +204,6 @@ async fn a_runtime_that_never_sends_its_config_is_a_clear_error_after_the_timeou
     assert_eq!(named, 1.5, "the error names the configured wait");
     assert!(waited.as_secs_f64() >= named - 0.1, "gave up after {waited:?}, before the {named} s it names");
     assert!(waited.as_secs_f64() <= named + 10.0, "gave up after {waited:?}, long after the {named} s it names");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A runtime that stops reading the handler's frames. The handler's writer
@@ -278,12 +214,10 @@ async fn a_runtime_that_never_sends_its_config_is_a_clear_error_after_the_timeou
 /// runtime reads again, everything is answered, exactly once.
 #[tokio::test]
 async fn a_runtime_that_stops_reading_gets_backpressure_and_the_handlers_memory_stays_bounded() {
-    let dir = tempdir("stalled");
-    let socket = dir.join("runtime.sock");
-    let (_server, mut streams) = raw::serve(&socket);
-    let mut app = spawn_app(&socket, &[("CELERITY_HANDLER_CONCURRENCY", "4")]);
+    let rt = raw_runtime().await;
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[("CELERITY_HANDLER_CONCURRENCY", "4")]);
     let pid = app.id().unwrap();
-    let raw::Stream_ { mut inbound, outbound } = raw::handshake(&mut streams).await;
+    let RawStream { mut inbound, outbound } = raw_handshake(&rt).await;
     let baseline = rss_kib(pid);
 
     // From here on the runtime reads nothing. Four events of 1 MiB answers
@@ -302,14 +236,14 @@ async fn a_runtime_that_stops_reading_gets_backpressure_and_the_handlers_memory_
     let mut expected = HashSet::new();
     for i in 0..4 {
         let id = format!("big-{i}");
-        outbound.send(Ok(dispatch(id.clone(), "/big", Some(1024)))).await.unwrap();
+        outbound.send(dispatch(id.clone(), "/big", Some(1024))).await.unwrap();
         expected.insert(id);
     }
     let flood_started = Instant::now();
     let mut stalled = false;
     for i in 0..1_000_000 {
         let id = format!("o-{i}");
-        let send = outbound.send(Ok(dispatch(id.clone(), "/fast", None)));
+        let send = outbound.send(dispatch(id.clone(), "/fast", None));
         match tokio::time::timeout(Duration::from_secs(3), send).await {
             Ok(result) => {
                 if result.is_err() {
@@ -373,12 +307,11 @@ async fn a_runtime_that_stops_reading_gets_backpressure_and_the_handlers_memory_
     }
     // A drain ends it cleanly.
     let deadline = now_ms() + 5_000;
-    outbound.send(Ok(frame(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline })))).await.unwrap();
+    outbound.send(frame(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline }))).await.unwrap();
     while let Ok(Some(_)) = tokio::time::timeout(WAIT, inbound.message()).await.expect("the stream ends") {}
     drop(outbound);
     let status = app.wait_timeout(WAIT).await.expect("the handler exits");
     assert!(status.success(), "{status}\n{}", app.output_text());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A runtime that stops reading and floods frames of a few bytes far
@@ -390,19 +323,17 @@ async fn a_runtime_that_stops_reading_gets_backpressure_and_the_handlers_memory_
 /// non-zero. Measured: frames taken, peak memory, and the time to exit.
 #[tokio::test]
 async fn a_runtime_flooding_small_frames_without_reading_is_cut_off() {
-    let dir = tempdir("flood");
-    let socket = dir.join("runtime.sock");
-    let (_server, mut streams) = raw::serve(&socket);
-    let mut app = spawn_app(&socket, &[("CELERITY_HANDLER_CONCURRENCY", "4")]);
+    let rt = raw_runtime().await;
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[("CELERITY_HANDLER_CONCURRENCY", "4")]);
     let pid = app.id().unwrap();
-    let raw::Stream_ { inbound, outbound } = raw::handshake(&mut streams).await;
+    let RawStream { inbound, outbound } = raw_handshake(&rt).await;
     let baseline = rss_kib(pid);
     let mut peak = baseline;
     let mut sent = 0u64;
     let started = Instant::now();
     let ended = loop {
         let event = get("/fast").id(format!("f-{sent}")).no_deadline().build();
-        let send = outbound.send(Ok(frame(runtime_message::Frame::Dispatch(event))));
+        let send = outbound.send(frame(runtime_message::Frame::Dispatch(event)));
         match tokio::time::timeout(Duration::from_secs(3), send).await {
             Ok(Ok(())) => sent += 1,
             Ok(Err(_)) => break true,
@@ -427,7 +358,6 @@ async fn a_runtime_flooding_small_frames_without_reading_is_cut_off() {
     assert!(!status.success());
     assert!(peak < 256 * 1024, "the handler's memory grew to {peak} KiB under the flood");
     drop(inbound);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 // ----- where to connect ----------------------------------------------------------
