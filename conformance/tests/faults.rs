@@ -541,6 +541,32 @@ async fn a_runtime_that_over_dispatches_by_thousands_gets_bounded_answers_and_a_
     app.drain_and_exit().await;
 }
 
+// ----- hostile input ---------------------------------------------------------
+
+/// Request values are cut to 256 bytes wherever the SDK echoes them in an
+/// answer, with their full length noted: a content type in the 415, a
+/// query value in the 400 (which quotes it twice: as the error and as its
+/// detail), a JSON value of the wrong type.
+#[tokio::test]
+async fn echoed_request_values_are_cut_to_256_bytes() {
+    let mut app = start(&[]).await;
+    let long = "z".repeat(200_000);
+    let cases = [
+        (event::http("POST", "/paint").query("colour", "red").header("content-type", long.clone()).json("{}"), 415),
+        (event::http("POST", "/paint").query("colour", long.clone()).json(r#"{"litres": 1}"#), 400),
+        (event::http("POST", "/paint").query("colour", "red").json(format!(r#"{{"litres": "{long}"}}"#)), 400),
+    ];
+    for (event, status) in cases {
+        let result = app.conn.call(event).await.unwrap();
+        let Some(Outcome::Http(response)) = &result.outcome else { panic!("an HTTP answer: {result:?}") };
+        let body = String::from_utf8_lossy(&response.body);
+        assert_eq!(response.status, status, "{body}");
+        assert!(response.body.len() < 2_000, "{} bytes echoed back: {body:.600}", response.body.len());
+        assert!(body.contains("... (200"), "cut, with the full length noted: {body}");
+    }
+    app.drain_and_exit().await;
+}
+
 // ----- handlers misbehave ------------------------------------------------------
 
 /// One handler blocks its worker thread for three seconds; hundreds of

@@ -280,7 +280,7 @@ async fn run_stream(
                     waited_ms: handshake_timeout.as_millis() as u64,
                 })
             })?
-            .map_err(|status| ServeError::Stream(error_chain(&status)))?;
+            .map_err(|status| ServeError::Stream(crate::excerpt::excerpt(&error_chain(&status)).into_owned()))?;
         Ok::<_, ServeError>(response.into_inner())
     };
     let mut inbound = tokio::select! {

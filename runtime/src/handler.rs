@@ -39,11 +39,11 @@ pub(crate) fn source_kind(source: &Option<Source>) -> &'static str {
 pub(crate) fn wrong_source(kind: HandlerKind, source: &Option<Source>, cx: &Context) -> Outcome {
     Outcome::Error(HandlerError {
         message: format!(
-            "handler `{}` serves {} events, but the runtime sent {} for tag {:?}",
+            "handler `{}` serves {} events, but the runtime sent {} for tag {}",
             cx.handler_name(),
             kind,
             source_kind(source),
-            cx.tag()
+            crate::excerpt::quoted(cx.tag())
         ),
         r#type: error_type::WRONG_SOURCE.to_string(),
         stack: String::new(),
@@ -80,10 +80,10 @@ pub(crate) fn expect_shape(kind: HandlerKind, outcome: Outcome, cx: &Context) ->
     };
     Outcome::Error(HandlerError {
         message: format!(
-            "handler `{}` serves {} events, but answered with {shape}, which the runtime cannot use for tag {:?}",
+            "handler `{}` serves {} events, but answered with {shape}, which the runtime cannot use for tag {}",
             cx.handler_name(),
             kind,
-            cx.tag()
+            crate::excerpt::quoted(cx.tag())
         ),
         r#type: WRONG_OUTCOME.to_string(),
         stack: String::new(),

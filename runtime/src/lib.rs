@@ -49,6 +49,7 @@ mod app;
 mod context;
 mod driver;
 mod error;
+mod excerpt;
 mod handle;
 mod handler;
 mod json;

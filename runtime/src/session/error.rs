@@ -4,6 +4,7 @@ use std::fmt;
 
 use celerity_proto::v1 as pb;
 
+use crate::excerpt::excerpt;
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
 /// Why a session ended with a failure.
@@ -89,7 +90,7 @@ impl fmt::Display for SessionError {
             SessionError::EndedDuringHandshake { expected, error } => {
                 write!(f, "the runtime closed the stream while the handshake waited for {expected}")?;
                 if let Some(error) = error {
-                    write!(f, ": {error}")?;
+                    write!(f, ": {}", excerpt(error))?;
                 }
                 Ok(())
             }
@@ -143,7 +144,7 @@ impl fmt::Display for SessionError {
             SessionError::StreamEnded { in_flight, error } => {
                 write!(f, "the runtime closed the stream without draining")?;
                 if let Some(error) = error {
-                    write!(f, " ({error})")?;
+                    write!(f, " ({})", excerpt(error))?;
                 }
                 if *in_flight > 0 {
                     write!(f, "; {in_flight} event(s) in flight were abandoned")?;

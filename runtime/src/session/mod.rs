@@ -30,12 +30,13 @@ use std::sync::Arc;
 
 use celerity_proto::v1::{self as pb, CreditGrant, HandlerMessage, RuntimeMessage, handler_message, runtime_message};
 
+pub use crate::excerpt::{QUOTED_BYTES, quoted};
 pub use credit::Credit;
 pub use error::SessionError;
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,
-    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, QUOTED_BYTES, SessionConfig, error_type, frame_name, quoted,
+    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, SessionConfig, error_type, frame_name,
 };
 pub use ws::WsOutcome;
 

@@ -87,10 +87,6 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
 /// not set.
 pub const DEFAULT_CANCEL_GRACE_MS: u64 = 1_000;
 
-/// How much of a runtime-supplied string (a tag, an id, a correlation id)
-/// is quoted in a log line or error message.
-pub const QUOTED_BYTES: usize = 256;
-
 impl SessionConfig {
     /// A configuration with the SDK's default timings.
     pub fn new(handlers: Vec<HandlerSpec>, initial_credit: u32) -> Self {
@@ -105,20 +101,6 @@ impl SessionConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
-}
-
-/// `text` quoted for a message, cut to at most [`QUOTED_BYTES`] bytes (at a
-/// character boundary) with its full length noted: what the runtime sends
-/// may be up to a frame long, and is never echoed whole.
-pub fn quoted(text: &str) -> String {
-    if text.len() <= QUOTED_BYTES {
-        return format!("{text:?}");
-    }
-    let mut end = QUOTED_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}... ({} bytes)", &text[..end], text.len())
 }
 
 /// Why a handler's cancellation fired.
@@ -187,7 +169,7 @@ pub mod error_type {
     pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
 }
 
-/// Something that happened, fed to [`Session::handle`].
+/// Something that happened, fed to [`Session::handle`](super::Session::handle).
 // Frames are moved through once each; boxing them would cost an allocation
 // per event for no gain.
 #[allow(clippy::large_enum_variant)]
@@ -235,7 +217,7 @@ pub enum Input {
     },
 }
 
-/// Something to do, returned by [`Session::poll_action`].
+/// Something to do, returned by [`Session::poll_action`](super::Session::poll_action).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Write this frame to the stream.

@@ -52,6 +52,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::frame::{self, BinaryMessage, FrameError};
+use crate::excerpt::{excerpt, quoted};
 
 /// The most messages one `WsSend` may carry; a larger batch is refused
 /// before anything is sent ([`SendError::TooLarge`]). Split it.
@@ -1287,7 +1288,7 @@ impl fmt::Display for Failure {
         if let Some(id) = self.message_id() {
             write!(f, " (id {id:?})")?;
         }
-        if self.error.is_empty() { f.write_str(": no reason given") } else { write!(f, ": {}", self.error) }
+        if self.error.is_empty() { f.write_str(": no reason given") } else { write!(f, ": {}", excerpt(&self.error)) }
     }
 }
 
@@ -1337,13 +1338,15 @@ impl fmt::Display for AckAnomaly {
         match self {
             AckAnomaly::IndexOutOfRange { index, connection_id, error } => write!(
                 f,
-                "a failure names message {index}, which is not in the batch (connection {connection_id:?}: {error})"
+                "a failure names message {index}, which is not in the batch (connection {}: {})",
+                quoted(connection_id),
+                excerpt(error)
             ),
             AckAnomaly::DuplicateIndex { index, error } => {
-                write!(f, "message {index} is reported failed twice (the second time: {error})")
+                write!(f, "message {index} is reported failed twice (the second time: {})", excerpt(error))
             }
             AckAnomaly::ConnectionMismatch { index, sent, reported } => {
-                write!(f, "message {index} went to connection {sent:?} but its failure names {reported:?}")
+                write!(f, "message {index} went to connection {sent:?} but its failure names {}", quoted(reported))
             }
             AckAnomaly::FailedWithoutFailures => f.write_str("the batch is reported failed with no failure listed"),
             AckAnomaly::SucceededWithFailures => f.write_str("the batch is reported successful with failures listed"),
