@@ -543,6 +543,20 @@ async fn a_runtime_that_over_dispatches_by_thousands_gets_bounded_answers_and_a_
 
 // ----- hostile input ---------------------------------------------------------
 
+/// Only a `deadline_unix_ms` of 0 means no deadline: a negative one is in
+/// the past, so the event is cancelled and answered `DeadlineExceeded` at
+/// once rather than run to its end.
+#[tokio::test]
+async fn a_negative_deadline_is_in_the_past() {
+    let mut app = start(&[]).await;
+    let started = Instant::now();
+    let result = app.conn.call(sleep(60_000, false).deadline_unix_ms(-1)).await.unwrap();
+    assert_eq!(handler_error(&result).r#type, "DeadlineExceeded");
+    assert_eq!(result.credit_grant, 1);
+    assert!(started.elapsed() < Duration::from_secs(10), "answered after {:?}", started.elapsed());
+    app.drain_and_exit().await;
+}
+
 /// Request values are cut to 256 bytes wherever the SDK echoes them in an
 /// answer, with their full length noted: a content type in the 415, a
 /// query value in the 400 (which quotes it twice: as the error and as its

@@ -1040,3 +1040,23 @@ fn quoting_cuts_at_a_character_boundary() {
     assert!(q.ends_with(&format!("... ({} bytes)", long.len())), "{q}");
     assert!(q.len() < QUOTED_BYTES + 40);
 }
+
+// ----- hostile input: frames that do not decode, out of place, in floods -----
+
+#[test]
+fn a_negative_deadline_is_in_the_past_and_only_zero_is_none() {
+    assert_eq!(event_deadline(0), None);
+    assert_eq!(event_deadline(-1), Some(-1));
+    assert_eq!(event_deadline(T0), Some(T0));
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("past", "GET::/a", -5));
+    let actions = drain(&mut session);
+    assert!(matches!(actions[0], Action::Start { .. }));
+    assert!(actions.contains(&Action::Cancel { id: "past".into(), reason: CancelReason::DeadlineExceeded }));
+    let answered = results(&actions);
+    assert!(
+        matches!(&answered[..], [r] if matches!(&r.outcome, Some(Outcome::Error(e)) if e.r#type == error_type::DEADLINE_EXCEEDED)),
+        "{answered:?}"
+    );
+    assert!(session.tables_empty());
+}

@@ -103,6 +103,12 @@ impl SessionConfig {
     }
 }
 
+/// The deadline a `Dispatch` sets, from its `deadline_unix_ms`: only 0
+/// means none, and a negative one is in the past.
+pub fn event_deadline(deadline_unix_ms: i64) -> Option<i64> {
+    (deadline_unix_ms != 0).then_some(deadline_unix_ms)
+}
+
 /// Why a handler's cancellation fired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CancelReason {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
 
-use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, quoted};
+use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, event_deadline, quoted};
 
 impl Session {
     pub(in crate::session) fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
@@ -58,19 +58,21 @@ impl Session {
             return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
         }
 
-        let deadline = dispatch.deadline_unix_ms.max(0);
-        let timer = (deadline > 0).then_some(deadline);
+        let deadline = event_deadline(dispatch.deadline_unix_ms);
         // One allocation for the id, shared by the table, the timer and the
         // driver, instead of a copy for each.
         let id: Arc<str> = Arc::from(dispatch.id.as_str());
-        if let Some(at) = timer {
+        if let Some(at) = deadline {
             self.timers.push(Reverse((at, Arc::clone(&id))));
         }
-        self.in_flight.insert(Arc::clone(&id), InFlight { handler, deadline, cancelled: None, timer });
+        self.in_flight.insert(
+            Arc::clone(&id),
+            InFlight { handler, deadline: deadline.unwrap_or(0), cancelled: None, timer: deadline },
+        );
         self.in_flight_per_handler[handler] += 1;
         self.actions.push_back(Action::Start { handler, id, dispatch: Box::new(dispatch) });
         // A deadline already passed fires at once rather than on the next tick.
-        if timer.is_some_and(|at| at <= now) {
+        if deadline.is_some_and(|at| at <= now) {
             self.on_tick(now);
         }
     }
