@@ -96,6 +96,16 @@ fn results(actions: &[Action]) -> Vec<pb::Result> {
         .collect()
 }
 
+fn warned(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Warn(line) => Some(line.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn exit(actions: &[Action]) -> Option<Result<(), SessionError>> {
     actions.iter().find_map(|a| match a {
         Action::Exit(result) => Some(result.clone()),
@@ -709,21 +719,29 @@ fn a_dispatch_without_an_id_is_not_answered_and_its_place_is_returned() {
 }
 
 #[test]
-fn over_dispatch_is_answered_at_once_and_logged_at_doubling_intervals() {
+fn over_dispatch_is_answered_at_once_and_logged_at_a_bounded_rate() {
     let mut session = serving(&["GET::/a"], 1);
     session.handle(T0, dispatch("held", "GET::/a", 0));
     drain(&mut session);
-    let mut warnings = 0;
+    let mut warnings = Vec::new();
     for i in 0..100 {
-        session.handle(T0, dispatch(&format!("over-{i}"), "GET::/a", 0));
+        session.handle(T0 + i, dispatch(&format!("over-{i}"), "GET::/a", 0));
         let actions = drain(&mut session);
         let answered = results(&actions);
         assert_eq!(answered.len(), 1, "never queued");
         assert_eq!(answered[0].credit_grant, 1);
         assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::OVER_CAPACITY));
-        warnings += actions.iter().filter(|a| matches!(a, Action::Warn(_))).count();
+        warnings.extend(warned(&actions));
     }
-    assert_eq!(warnings, 7, "1, 2, 4, ..., 64");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("\"over-0\" beyond the credit window of 1"), "{}", warnings[0]);
+    assert_eq!(session.next_timer(), Some(T0 + WARNING_INTERVAL_MS));
+    session.handle(T0 + WARNING_INTERVAL_MS, Input::Tick);
+    let counted = warned(&drain(&mut session));
+    assert!(
+        matches!(&counted[..], [line] if line.contains("99 more dispatch(es) beyond the credit window")),
+        "{counted:?}"
+    );
     assert_eq!(session.in_flight(), 1);
 }
 
@@ -1059,4 +1077,50 @@ fn a_negative_deadline_is_in_the_past_and_only_zero_is_none() {
         "{answered:?}"
     );
     assert!(session.tables_empty());
+}
+
+#[test]
+fn warnings_about_the_runtime_are_logged_once_then_counted() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    let mut warnings = Vec::new();
+    for i in 0..1000 {
+        let now = T0 + i;
+        session.handle(now, Input::Frame(RuntimeMessage { frame: None }));
+        session.handle(now, ws_ack(&format!("stray-{i}")));
+        session.handle(now, dispatch("", "GET::/a", 0));
+        session.handle(now, dispatch("held", "GET::/a", 0));
+        let actions = drain(&mut session);
+        warnings.extend(warned(&actions));
+        // Each dispatch's place still comes back, logged or not.
+        assert_eq!(sent(&actions).len(), 2, "{actions:?}");
+    }
+    assert_eq!(warnings.len(), 3, "one line per kind (no id and an id in flight are one kind): {warnings:#?}");
+    assert!(warnings.iter().any(|w| w.contains("frame with nothing in it")));
+    assert!(warnings.iter().any(|w| w.contains("\"stray-0\", which is not awaited")));
+    assert!(warnings.iter().any(|w| w.contains("it has no id")));
+    // Then, once per interval, what was held back.
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + WARNING_INTERVAL_MS, Input::Tick);
+    let counted = warned(&drain(&mut session));
+    assert_eq!(counted.len(), 3, "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("999 more frame(s) with nothing in them")), "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("999 more WebSocket acknowledgement(s)")), "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("1999 more dispatch(es) that could not be answered")), "{counted:#?}");
+    assert!(counted.iter().all(|w| w.contains("in the last 10.0 s")), "{counted:#?}");
+}
+
+#[test]
+fn what_was_counted_is_said_before_the_session_ends() {
+    let mut session = serving(&["GET::/a"], 4);
+    for _ in 0..5 {
+        session.handle(T0, Input::Frame(RuntimeMessage { frame: None }));
+    }
+    drain(&mut session);
+    session.handle(T0 + 1, Input::StreamEnded { error: None });
+    let actions = drain(&mut session);
+    let exit_at = actions.iter().position(|a| matches!(a, Action::Exit(_))).unwrap();
+    let counted = actions.iter().position(|a| matches!(a, Action::Warn(w) if w.contains("4 more frame(s)"))).unwrap();
+    assert!(counted < exit_at, "{actions:?}");
 }

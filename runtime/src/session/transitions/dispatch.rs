@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
 
+use crate::session::warnings::Warning;
 use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, event_deadline, quoted};
 
 impl Session {
@@ -28,19 +29,14 @@ impl Session {
             );
         }
         if !self.credit.has_room(self.in_flight.len()) {
-            // Answered at once, never queued. Logged with a count, at
-            // doubling intervals, so a runtime that keeps doing it cannot
-            // flood the log.
-            self.over_credit += 1;
-            if self.over_credit.is_power_of_two() {
-                self.warn(format!(
-                    "the runtime dispatched {} beyond the credit window of {} ({} such dispatch(es) so far); \
-                     answered OverCapacity without running it",
-                    quoted(&dispatch.id),
-                    self.credit.window(),
-                    self.over_credit
-                ));
-            }
+            // Answered at once, never queued.
+            let window = self.credit.window();
+            self.warn_about(Warning::OverCredit, || {
+                format!(
+                    "the runtime dispatched {} beyond the credit window of {window}; answered OverCapacity without running it",
+                    quoted(&dispatch.id)
+                )
+            });
             return self.answer_over_credit(dispatch.id);
         }
         let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
@@ -54,7 +50,7 @@ impl Session {
                 "tag {} already has {cap} event(s) in flight, its max_concurrent",
                 quoted(&dispatch.handler_tag)
             );
-            self.warn(format!("the runtime exceeded a per-tag cap: {message}"));
+            self.warn_about(Warning::OverCap, || format!("the runtime exceeded a per-tag cap: {message}"));
             return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
         }
 
@@ -81,11 +77,13 @@ impl Session {
     /// give its place back with a `CreditGrant` when that can be done without
     /// ending a withhold (see [`Credit::return_unanswered`]).
     pub(in crate::session) fn unanswerable(&mut self, dispatch: &Dispatch, why: &str) {
-        self.warn(format!(
-            "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
-            quoted(&dispatch.id),
-            quoted(&dispatch.handler_tag)
-        ));
+        self.warn_about(Warning::Unanswerable, || {
+            format!(
+                "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
+                quoted(&dispatch.id),
+                quoted(&dispatch.handler_tag)
+            )
+        });
         if let Some(additional) = self.credit.return_unanswered() {
             self.send_grant(additional);
         }
