@@ -570,6 +570,27 @@ async fn raw_drain_and_exit(stream: RawStream, app: &mut HandlerProcess) {
     assert!(status.success(), "{status}\n{}", app.output_text());
 }
 
+/// The specification makes only the handshake's first frame mandatory: a
+/// second `RuntimeConfig` before `ReadyAck` is warned about and ignored, and
+/// the handler is served as the first one bound it.
+#[tokio::test]
+async fn a_second_runtime_config_before_ready_ack_is_ignored_with_a_warning() {
+    let rt = raw_runtime().await;
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[]);
+    let mut stream = rt.accept().await.expect("the handler connects");
+    stream.outbound.send_frame(runtime_message::Frame::Config(runtime_config())).await.unwrap();
+    stream.read_ready(WAIT).await.expect("Ready");
+    stream.outbound.send_frame(runtime_message::Frame::Config(pb::RuntimeConfig::default())).await.unwrap();
+    let ack = pb::ReadyAck { accepted: true, ..Default::default() };
+    stream.outbound.send_frame(runtime_message::Frame::ReadyAck(ack)).await.unwrap();
+    stream.outbound.send(frame(runtime_message::Frame::Dispatch(get("/fast").id("1").build()))).await.unwrap();
+    let mut grants = 0;
+    assert_eq!(ok_body(&raw_result(&mut stream.inbound, "1", &mut grants).await), "ok");
+    let warning = "second RuntimeConfig before ReadyAck; ignored";
+    assert!(app.wait_for_output(warning, WAIT).await, "{}", app.output_text());
+    raw_drain_and_exit(stream, &mut app).await;
+}
+
 /// Only a `deadline_unix_ms` of 0 means no deadline: a negative one is in
 /// the past, so the event is cancelled and answered `DeadlineExceeded` at
 /// once rather than run to its end.

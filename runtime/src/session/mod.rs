@@ -327,7 +327,20 @@ impl Session {
                         "the runtime dispatched before acknowledging Ready".to_string(),
                     );
                 }
-                other => self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" }),
+                // Only the first frame is the handshake's: a second
+                // RuntimeConfig changes nothing already bound.
+                runtime_message::Frame::Config(_) => self.warn_about(Warning::OutOfPlace, || {
+                    "the runtime sent a second RuntimeConfig before ReadyAck; ignored, the first one's stands"
+                        .to_string()
+                }),
+                // Nothing is held yet, and no send has gone out.
+                runtime_message::Frame::Cancel(cancel) => {
+                    self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
+                }
+                runtime_message::Frame::WsAck(ack) => self.on_ws_ack(ack),
+                other @ runtime_message::Frame::Drain(_) => {
+                    self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" })
+                }
             },
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => match frame {
                 runtime_message::Frame::Dispatch(dispatch) => self.on_dispatch(now, dispatch),

@@ -1062,6 +1062,24 @@ fn quoting_cuts_at_a_character_boundary() {
 // ----- hostile input: frames that do not decode, out of place, in floods -----
 
 #[test]
+fn a_second_runtime_config_before_the_ack_is_ignored_with_a_warning() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0 + 1, config_frame(&[("b", "GET::/b")], Some((1, 0))));
+    let actions = drain(&mut session);
+    assert_eq!(exit(&actions), None, "the handshake goes on");
+    assert!(sent(&actions).is_empty(), "no second Ready");
+    let warnings = warned(&actions);
+    assert!(matches!(&warnings[..], [w] if w.contains("second RuntimeConfig before ReadyAck")), "{warnings:?}");
+    session.handle(T0 + 2, ack(true));
+    drain(&mut session);
+    // The first config's binding stands.
+    session.handle(T0 + 3, dispatch("1", "GET::/a", 0));
+    assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { handler: 0, .. })));
+}
+
+#[test]
 fn a_negative_deadline_is_in_the_past_and_only_zero_is_none() {
     assert_eq!(event_deadline(0), None);
     assert_eq!(event_deadline(-1), Some(-1));
