@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use celerity_conformance::HANDLERS;
+use celerity_testkit::proto::prost::Message as _;
 use celerity_testkit::proto::v1::{
     self as pb, Dispatch, HandlerMessage, RuntimeMessage, cancel::Reason, handler_message, result::Outcome,
     runtime_message,
@@ -485,18 +486,24 @@ async fn a_32_mib_consumer_batch_is_served() {
     app.drain_and_exit().await;
 }
 
-/// A frame over the largest frame (`CELERITY_MAX_MESSAGE_BYTES`) cannot be
-/// skipped: the transport fails the stream on it. The handler exits
-/// non-zero, naming the size and the limit, and does not hang.
+/// A frame over the largest frame (`CELERITY_MAX_MESSAGE_BYTES`) is refused
+/// by the SDK's own decoder from its header, and cannot be skipped: its
+/// body is still on the stream, and nothing after it can be told apart. The
+/// handler exits non-zero, saying that it refused the frame, with its size
+/// and the limit (not that the runtime went away), and does not hang.
 #[tokio::test]
-async fn a_frame_over_the_limit_ends_the_stream_with_a_clear_error() {
+async fn a_frame_over_the_limit_is_named_as_the_sdks_refusal_and_ends_the_stream() {
     let mut app = start(&[("CELERITY_MAX_MESSAGE_BYTES", "1048576")]).await;
-    let batch = event::consumer("faults", "consume").record("r-1", vec![b'x'; 2 * 1024 * 1024]);
+    let batch: Dispatch =
+        event::consumer("faults", "consume").id("too-big").record("r-1", vec![b'x'; 2 * 1024 * 1024]).into();
+    let size = frame(runtime_message::Frame::Dispatch(batch.clone())).encoded_len();
     app.conn.dispatch(batch).unwrap();
     let status = app.exit().await;
     assert!(!status.success());
     let stderr = app.process.stderr_text();
-    assert!(stderr.contains("1048576"), "the limit is named\n{stderr}");
+    assert!(stderr.contains(&format!("refused a frame of {size} bytes")), "the size is named\n{stderr}");
+    assert!(stderr.contains("the largest it accepts is 1048576 bytes (CELERITY_MAX_MESSAGE_BYTES)"), "{stderr}");
+    assert!(!stderr.contains("closed the stream without draining"), "the runtime is not blamed\n{stderr}");
     app.conn.take_violations();
 }
 
@@ -568,6 +575,73 @@ async fn raw_drain_and_exit(stream: RawStream, app: &mut HandlerProcess) {
     drop(outbound);
     let status = app.wait_timeout(WAIT).await.expect("the handler exits");
     assert!(status.success(), "{status}\n{}", app.output_text());
+}
+
+/// `dispatch` encoded, with the first occurrence of `from` overwritten by
+/// `to` (as long or shorter).
+fn spoiled(dispatch: Dispatch, from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut bytes = frame(runtime_message::Frame::Dispatch(dispatch)).encode_to_vec();
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("the bytes to spoil");
+    bytes[at..at + to.len()].copy_from_slice(to);
+    bytes
+}
+
+/// Frames that do not decode, over a stream whose framing is intact: each
+/// costs only itself. A `Cancel` that does not decode is logged as the
+/// SDK's decode failure, naming the frame, and changes nothing. A
+/// `Dispatch` with a path that is not UTF-8, and one cut short after its
+/// id, are answered with an `UndecodableDispatch` error naming the field,
+/// with their places; one whose id is not UTF-8 is dropped with its place
+/// given back as a `CreditGrant`. Those three are counted with the first,
+/// not logged one by one. The event held meanwhile, and every later one,
+/// are served.
+#[tokio::test]
+async fn an_undecodable_frame_costs_only_itself() {
+    let rt = raw_runtime().await;
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[]);
+    let stream = raw_handshake(&rt).await;
+    let held = sleep(60_000, true).id("held").no_deadline().build();
+    stream.outbound.send(frame(runtime_message::Frame::Dispatch(held))).await.unwrap();
+
+    let cancel = pb::Cancel { id: "held".into(), reason: Reason::Shutdown as i32 };
+    let mut cancel = frame(runtime_message::Frame::Cancel(cancel)).encode_to_vec();
+    let at = cancel.windows(4).position(|w| w == b"held").unwrap();
+    cancel[at] = 0xff;
+    stream.outbound.send_bytes(cancel).await.unwrap();
+    // The tag holds "/fast" too: the path is one of its own.
+    let mut bad_path = get("/fast").id("bad-path").no_deadline().build();
+    bad_path.source =
+        Some(pb::dispatch::Source::Http(pb::HttpRequest { path: "/orders".into(), ..Default::default() }));
+    stream.outbound.send_bytes(spoiled(bad_path, b"/orders", b"/\xff\xfe")).await.unwrap();
+    let cut = frame(runtime_message::Frame::Dispatch(get("/fast").id("cut-short").no_deadline().build()));
+    let cut = cut.encode_to_vec();
+    stream.outbound.send_bytes(cut[..cut.len() / 2].to_vec()).await.unwrap();
+    let bad_id = get("/fast").id("id-\u{e9}").no_deadline().build();
+    stream.outbound.send_bytes(spoiled(bad_id, "id-\u{e9}".as_bytes(), b"id-\xff\xff")).await.unwrap();
+    stream.outbound.send(frame(runtime_message::Frame::Dispatch(get("/fast").id("after").build()))).await.unwrap();
+
+    let RawStream { mut inbound, outbound } = stream;
+    let mut grants = 0;
+    for id in ["bad-path", "cut-short"] {
+        let result = raw_result(&mut inbound, id, &mut grants).await;
+        let error = handler_error(&result);
+        assert_eq!(error.r#type, "UndecodableDispatch", "{id}");
+        assert_eq!(result.credit_grant, 1, "{id}: its place comes back");
+        if id == "bad-path" {
+            assert!(error.message.contains("HttpRequest.path"), "the field is named: {}", error.message);
+        }
+    }
+    assert_eq!(ok_body(&raw_result(&mut inbound, "after", &mut grants).await), "ok");
+    assert_eq!(grants, 1, "the place of the dispatch whose id could not be read");
+    let first = "the SDK could not decode a Cancel from the runtime (failed to decode Protobuf message: Cancel.id";
+    assert!(app.wait_for_output(first, WAIT).await, "{}", app.output_text());
+    let counted = "the runtime sent 3 more frame(s) that could not be decoded";
+    assert!(app.wait_for_output(counted, WAIT).await, "{}", app.output_text());
+    // The held event was neither lost nor stopped by the broken Cancel.
+    let cancel = pb::Cancel { id: "held".into(), reason: Reason::CallerGone as i32 };
+    outbound.send(frame(runtime_message::Frame::Cancel(cancel))).await.unwrap();
+    assert_eq!(ok_body(&raw_result(&mut inbound, "held", &mut grants).await), "stopped: caller gone");
+    raw_drain_and_exit(RawStream { inbound, outbound }, &mut app).await;
 }
 
 /// The specification makes only the handshake's first frame mandatory: a

@@ -42,15 +42,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use celerity_proto::v1::{
-    HandlerMessage, RuntimeMessage, handler_runtime_service_client::HandlerRuntimeServiceClient, result::Outcome,
-};
+use celerity_proto::v1::{HandlerMessage, result::Outcome};
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::Instrument;
 
+use crate::codec::{self, Inbound};
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::observe::Observer;
@@ -269,10 +268,8 @@ async fn run_stream(
         let channel =
             transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
         tracing::debug!(target = %settings.target, "connected to the runtime");
-        let mut client = HandlerRuntimeServiceClient::new(channel)
-            .max_decoding_message_size(settings.max_message_bytes)
-            .max_encoding_message_size(settings.max_message_bytes);
-        let response = tokio::time::timeout(handshake_timeout, client.event_stream(ReceiverStream::new(out_rx)))
+        let open = codec::open(channel, ReceiverStream::new(out_rx), settings.max_message_bytes);
+        let inbound = tokio::time::timeout(handshake_timeout, open)
             .await
             .map_err(|_| {
                 ServeError::Session(SessionError::HandshakeTimeout {
@@ -281,7 +278,7 @@ async fn run_stream(
                 })
             })?
             .map_err(|status| ServeError::Stream(crate::excerpt::excerpt(&error_chain(&status)).into_owned()))?;
-        Ok::<_, ServeError>(response.into_inner())
+        Ok::<_, ServeError>(inbound)
     };
     let mut inbound = tokio::select! {
         inbound = open => inbound?,
@@ -440,14 +437,21 @@ async fn run_stream(
         tokio::select! {
             message = inbound.message() => {
                 let input = match message {
-                    Ok(Some(message)) => {
+                    Ok(Some(Inbound::Frame(message))) => {
                         // Seen before the session takes it: the RuntimeConfig
                         // says what to trace and record.
                         observer.inbound(&message, &served.registrations);
-                        frame_input(message)
+                        Input::Frame(message)
                     }
+                    Ok(Some(Inbound::Undecodable { frame, error })) => Input::Undecodable { frame, error },
                     Ok(None) => Input::StreamEnded { error: None },
-                    Err(status) => Input::StreamEnded { error: Some(error_chain(&status)) },
+                    Err(status) => match codec::oversized(&status) {
+                        // Our own decoder's refusal, not the runtime's doing.
+                        Some((bytes, limit)) if limit == settings.max_message_bytes => {
+                            Input::FrameTooLarge { bytes, limit }
+                        }
+                        _ => Input::StreamEnded { error: Some(error_chain(&status)) },
+                    },
                 };
                 session.handle(now_ms(), input);
             }
@@ -511,10 +515,6 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-fn frame_input(message: RuntimeMessage) -> Input {
-    Input::Frame(message)
 }
 
 fn signal(kind: SignalKind) -> Result<Signal, ServeError> {

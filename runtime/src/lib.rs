@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 mod app;
+mod codec;
 mod context;
 mod driver;
 mod error;

@@ -23,6 +23,7 @@ mod handshake;
 mod transitions;
 mod types;
 mod warnings;
+mod wire;
 mod ws;
 
 use std::cmp::Reverse;
@@ -180,6 +181,8 @@ impl Session {
     fn apply(&mut self, now: i64, input: Input) {
         match input {
             Input::Frame(message) => self.on_frame(now, message),
+            Input::Undecodable { frame, error } => self.on_undecodable(&frame, &error),
+            Input::FrameTooLarge { bytes, limit } => self.on_frame_too_large(bytes, limit),
             Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
             Input::Tick => self.on_tick(now),
             Input::Shutdown => self.on_shutdown(now),
@@ -312,20 +315,8 @@ impl Session {
             },
             Phase::AwaitingAck => match frame {
                 runtime_message::Frame::ReadyAck(ack) => self.on_ready_ack(ack),
-                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.is_empty() => {
-                    self.unanswerable(&dispatch, "it has no id");
-                }
-                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.len() > MAX_ID_BYTES => {
-                    self.unanswerable(&dispatch, "its id is longer than any answer may carry");
-                }
                 runtime_message::Frame::Dispatch(dispatch) => {
-                    // Never leave an event unanswered, even one that breaks
-                    // the handshake order.
-                    self.answer_unstarted(
-                        dispatch.id,
-                        error_type::NOT_ACCEPTING,
-                        "the runtime dispatched before acknowledging Ready".to_string(),
-                    );
+                    self.on_dispatch_before_ack(dispatch.id, &dispatch.handler_tag)
                 }
                 // Only the first frame is the handshake's: a second
                 // RuntimeConfig changes nothing already bound.

@@ -1061,6 +1061,149 @@ fn quoting_cuts_at_a_character_boundary() {
 
 // ----- hostile input: frames that do not decode, out of place, in floods -----
 
+/// A `Dispatch` encoded, then made undecodable by writing `to` over the
+/// first occurrence of `from`; with the decoder's error.
+fn undecodable(id: &str, path: &str, from: &[u8], to: &[u8]) -> Input {
+    let message = RuntimeMessage {
+        frame: Some(runtime_message::Frame::Dispatch(Dispatch {
+            id: id.to_string(),
+            handler_tag: "GET::/a".to_string(),
+            source: Some(pb::dispatch::Source::Http(pb::HttpRequest { path: path.to_string(), ..Default::default() })),
+            ..Default::default()
+        })),
+    };
+    let mut bytes = message.encode_to_vec();
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("the bytes to replace");
+    bytes[at..at + to.len()].copy_from_slice(to);
+    raw_frame(bytes)
+}
+
+fn raw_frame(bytes: Vec<u8>) -> Input {
+    let error = RuntimeMessage::decode(bytes.as_slice()).expect_err("a frame that does not decode");
+    Input::Undecodable { frame: bytes.into(), error }
+}
+
+#[test]
+fn an_undecodable_dispatch_whose_id_can_be_read_is_answered_naming_the_field() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, undecodable("bad-1", "/orders", b"/orders", b"/\xff\xfe\xfd"));
+    let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "no handler runs");
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].id, "bad-1");
+    assert_eq!(answered[0].credit_grant, 1, "its place comes back");
+    match &answered[0].outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::UNDECODABLE);
+            assert!(error.message.contains("HttpRequest.path"), "the field is named: {}", error.message);
+        }
+        other => panic!("expected a HandlerError, got {other:?}"),
+    }
+    let warnings = warned(&actions);
+    assert!(
+        matches!(&warnings[..], [w] if w.contains("could not decode Dispatch \"bad-1\"") && w.contains("GET::/a")),
+        "{warnings:?}"
+    );
+    // Nothing else is lost: the next event is served.
+    session.handle(T0, dispatch("good", "GET::/a", 0));
+    assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { .. })));
+}
+
+#[test]
+fn an_undecodable_dispatch_goes_through_the_checks_of_any_other() {
+    let mut session = serving(&["GET::/a"], 1);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    // Beyond the window: answered, outside the accounting.
+    session.handle(T0, undecodable("over", "/x", b"/x", b"\xff"));
+    let answered = results(&drain(&mut session));
+    assert!(matches!(&answered[..], [r] if r.id == "over" && r.credit_grant == 1));
+    // An id in flight: not answered, for the answer would be taken as the
+    // first one's.
+    session.handle(T0, completed("held"));
+    drain(&mut session);
+    session.handle(T0, dispatch("twice", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, undecodable("twice", "/x", b"/x", b"\xff"));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+}
+
+#[test]
+fn an_undecodable_dispatch_without_a_readable_id_returns_its_place() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, undecodable("id-\u{e9}", "/x", "id-\u{e9}".as_bytes(), b"id-\xff\xff"));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+    let warnings = warned(&actions);
+    assert!(matches!(&warnings[..], [w] if w.contains("its id is not UTF-8")), "{warnings:?}");
+}
+
+#[test]
+fn an_undecodable_frame_of_another_kind_is_logged_naming_its_kind() {
+    let mut session = serving(&["GET::/a"], 2);
+    let cancel =
+        RuntimeMessage { frame: Some(runtime_message::Frame::Cancel(pb::Cancel { id: "evt-1".into(), reason: 1 })) };
+    let mut bytes = cancel.encode_to_vec();
+    let at = bytes.windows(5).position(|w| w == b"evt-1").unwrap();
+    bytes[at] = 0xff;
+    session.handle(T0, raw_frame(bytes));
+    let actions = drain(&mut session);
+    let warnings = warned(&actions);
+    assert!(
+        matches!(&warnings[..], [w] if w.contains("could not decode a Cancel") && w.contains("Cancel.id")),
+        "{warnings:?}"
+    );
+    assert!(sent(&actions).is_empty());
+    // Bytes that are no frame at all: named as such, later.
+    session.handle(T0 + WARNING_INTERVAL_MS, raw_frame(vec![0xff; 8]));
+    let warnings = warned(&drain(&mut session));
+    assert!(matches!(&warnings[..], [w] if w.contains("frame of unknown kind")), "{warnings:?}");
+    assert!(session.is_serving());
+}
+
+#[test]
+fn an_undecodable_handshake_frame_ends_the_session_naming_it() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    let config = RuntimeMessage {
+        frame: Some(runtime_message::Frame::Config(RuntimeConfig {
+            handlers: vec![handler_config("a", "GET::/a")],
+            ..Default::default()
+        })),
+    };
+    let mut bytes = config.encode_to_vec();
+    let at = bytes.windows(7).position(|w| w == b"GET::/a").unwrap();
+    bytes[at] = 0xff;
+    session.handle(T0, raw_frame(bytes));
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("could not decode the RuntimeConfig") && text.contains("HandlerConfig.handler_tag"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_frame_too_large_is_the_sdks_refusal_naming_size_and_limit() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::FrameTooLarge { bytes: 2_097_190, limit: 1_048_576 });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert!(actions.contains(&Action::Abandon { id: "held".into() }));
+    let error = exit(&actions).unwrap().unwrap_err();
+    assert_eq!(error, SessionError::FrameTooLarge { bytes: 2_097_190, limit: 1_048_576, in_flight: 1 });
+    let text = error.to_string();
+    assert!(text.contains("refused a frame of 2097190 bytes"), "{text}");
+    assert!(text.contains("1048576 bytes (CELERITY_MAX_MESSAGE_BYTES)"), "{text}");
+    assert!(!text.contains("the runtime closed the stream"), "not the runtime's doing: {text}");
+    assert!(session.is_closed());
+}
+
 #[test]
 fn a_second_runtime_config_before_the_ack_is_ignored_with_a_warning() {
     let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use celerity_proto::v1::{self as pb, Dispatch, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
 
 use super::{HandshakeReport, SessionError, WsOutcome};
@@ -173,6 +174,10 @@ pub mod error_type {
     /// The handler's answer would not fit a frame
     /// (`CELERITY_MAX_MESSAGE_BYTES`); this error was sent instead.
     pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
+    /// The event's `Dispatch` could not be decoded (a string that is not
+    /// UTF-8, a message cut short); no handler ran. The message names the
+    /// field.
+    pub const UNDECODABLE: &str = "UndecodableDispatch";
 }
 
 /// Something that happened, fed to [`Session::handle`](super::Session::handle).
@@ -183,6 +188,25 @@ pub mod error_type {
 pub enum Input {
     /// A frame from the runtime.
     Frame(RuntimeMessage),
+    /// A frame from the runtime that did not decode: the transport's framing
+    /// was intact, so this frame is all it costs. A `Dispatch` whose id can
+    /// still be read is answered with a [`error_type::UNDECODABLE`] error
+    /// naming the field; any other is logged and its place returned.
+    Undecodable {
+        /// The frame's bytes, as they arrived.
+        frame: Bytes,
+        /// Why it did not decode.
+        error: prost::DecodeError,
+    },
+    /// The runtime sent a frame larger than this process accepts
+    /// (`CELERITY_MAX_MESSAGE_BYTES`). It was refused unread, and the
+    /// stream cannot be read past it.
+    FrameTooLarge {
+        /// The frame's length, from its header.
+        bytes: usize,
+        /// The largest frame accepted.
+        limit: usize,
+    },
     /// A handler finished, with the outcome to send.
     Completed {
         /// The dispatch id, as [`Action::Start`] gave it.
