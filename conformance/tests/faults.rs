@@ -665,6 +665,25 @@ async fn a_second_runtime_config_before_ready_ack_is_ignored_with_a_warning() {
     raw_drain_and_exit(stream, &mut app).await;
 }
 
+/// A gRPC server that sends no response headers before its first frame
+/// (grpc-go's and grpcio's default) and then sends nothing: the handler
+/// gives up after the handshake timeout, counted from connecting, and says
+/// in plain words what did not come.
+#[tokio::test]
+async fn a_runtime_holding_its_headers_and_sending_nothing_is_named_plainly() {
+    let rt = RawRuntime::builder().hold_headers_until_first_frame().accept_timeout(WAIT).bind().await.unwrap();
+    let started = Instant::now();
+    let mut app = spawn_app(rt.socket_path().unwrap(), &[("CELERITY_HANDSHAKE_TIMEOUT_MS", "1500")]);
+    let _stream = rt.accept().await.expect("the handler connects");
+    let status = app.wait_timeout(WAIT).await.unwrap_or_else(|| panic!("it waited on\n{}", app.output_text()));
+    assert!(!status.success());
+    let stderr = app.stderr_text();
+    let expected =
+        "the runtime sent no RuntimeConfig, nor even the stream's response headers, within 1.5 s of connecting";
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(12), "gave up after {:?}", started.elapsed());
+}
+
 /// Only a `deadline_unix_ms` of 0 means no deadline: a negative one is in
 /// the past, so the event is cancelled and answered `DeadlineExceeded` at
 /// once rather than run to its end.

@@ -268,19 +268,24 @@ async fn run_stream(
         let channel =
             transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
         tracing::debug!(target = %settings.target, "connected to the runtime");
+        // The handshake's time runs from here. A gRPC server may hold the
+        // stream's response headers back until its first frame (grpc-go
+        // and grpcio do by default), so the stream not opening in time is,
+        // from here, the RuntimeConfig not coming.
+        let connected_at = now_ms();
         let open = codec::open(channel, ReceiverStream::new(out_rx), settings.max_message_bytes);
         let inbound = tokio::time::timeout(handshake_timeout, open)
             .await
             .map_err(|_| {
                 ServeError::Session(SessionError::HandshakeTimeout {
-                    expected: "the event stream to open",
+                    expected: "RuntimeConfig, nor even the stream's response headers,",
                     waited_ms: handshake_timeout.as_millis() as u64,
                 })
             })?
             .map_err(|status| ServeError::Stream(crate::excerpt::excerpt(&error_chain(&status)).into_owned()))?;
-        Ok::<_, ServeError>(inbound)
+        Ok::<_, ServeError>((inbound, connected_at))
     };
-    let mut inbound = tokio::select! {
+    let (mut inbound, connected_at) = tokio::select! {
         inbound = open => inbound?,
         _ = sigterm.recv() => {
             tracing::info!("SIGTERM before the stream was open; stopping");
@@ -291,7 +296,7 @@ async fn run_stream(
             return Ok(());
         }
     };
-    let mut session = Session::new(config, now_ms());
+    let mut session = Session::new(config, connected_at);
     let mut observer = Observer::from_env();
 
     let mut out = Some(out_tx);
