@@ -1,7 +1,9 @@
 //! The runtime side of the benchmark: a load generator over a real Unix
 //! socket.
 //!
-//! One tonic server serves `HandlerRuntimeService` for the whole run. For
+//! The test kit's raw runtime ([`RawRuntime`]: no handshake and no
+//! bookkeeping of its own, only the encoding of each frame) serves the
+//! event stream for the whole run. For
 //! every case and round it spawns a handler process, A or B, runs the
 //! handshake (`RuntimeConfig` → `Ready` → `ReadyAck`), then keeps the credit
 //! window full: it dispatches while the window has room (the initial credit
@@ -21,15 +23,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use celerity_proto::v1::handler_runtime_service_server::{HandlerRuntimeService, HandlerRuntimeServiceServer};
 use celerity_proto::v1::{
     ConsumerBatch, ConsumerRecord, Dispatch, Drain, HandlerConfig, HandlerMessage, HttpRequest, ProtocolVersion,
     ReadyAck, RuntimeConfig, RuntimeMessage, Values, WsSend, WsSendAck, dispatch::Source, handler_message,
     result::Outcome, runtime_message,
 };
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::{ReceiverStream, UnixListenerStream};
-use tonic::{Request, Response, Status, Streaming};
+use celerity_testkit::{RawRuntime, RawStream};
 
 use crate::procfs;
 use crate::{
@@ -389,32 +388,6 @@ fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Samp
     line
 }
 
-/// A handler stream, as the server hands it over.
-struct Stream {
-    inbound: Streaming<HandlerMessage>,
-    out: mpsc::Sender<Result<RuntimeMessage, Status>>,
-}
-
-/// The runtime side of `HandlerRuntimeService`: hands every stream to the
-/// harness.
-struct Service {
-    streams: mpsc::UnboundedSender<Stream>,
-}
-
-#[tonic::async_trait]
-impl HandlerRuntimeService for Service {
-    type EventStreamStream = ReceiverStream<Result<RuntimeMessage, Status>>;
-
-    async fn event_stream(
-        &self,
-        request: Request<Streaming<HandlerMessage>>,
-    ) -> Result<Response<Self::EventStreamStream>, Status> {
-        let (out, rx) = mpsc::channel(4096);
-        let _ = self.streams.send(Stream { inbound: request.into_inner(), out });
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-}
-
 /// A directory of our own for the socket and the handlers' logs, removed
 /// when done.
 struct WorkDir(PathBuf);
@@ -428,15 +401,8 @@ impl Drop for WorkDir {
 struct Harness {
     dir: WorkDir,
     socket: PathBuf,
-    streams: mpsc::UnboundedReceiver<Stream>,
-    server: tokio::task::JoinHandle<()>,
+    runtime: RawRuntime,
     runs: u64,
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
 }
 
 impl Harness {
@@ -446,31 +412,24 @@ impl Harness {
         std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
         let dir = WorkDir(dir);
         let socket = dir.0.join("runtime.sock");
-        let listener =
-            tokio::net::UnixListener::bind(&socket).map_err(|e| format!("could not bind {}: {e}", socket.display()))?;
-        let (tx, streams) = mpsc::unbounded_channel();
-        let service = HandlerRuntimeServiceServer::new(Service { streams: tx })
-            .max_decoding_message_size(64 << 20)
-            .max_encoding_message_size(64 << 20);
-        // The same flow-control windows the SDK asks for as a client, so
-        // that 1 MiB frames are not throttled in one direction only.
-        let server = tonic::transport::Server::builder()
-            .initial_stream_window_size(Some(8 << 20))
-            .initial_connection_window_size(Some(16 << 20))
-            .serve_with_incoming(service, UnixListenerStream::new(listener));
-        let server = tokio::spawn(async move {
-            if let Err(error) = server.await {
-                eprintln!("celerity-bench: the load generator's server failed: {error}");
-            }
-        });
-        Ok(Harness { dir, socket, streams, server, runs: 0 })
+        let runtime = RawRuntime::builder()
+            .unix_socket(&socket)
+            .queue(4096)
+            .max_message_bytes(64 << 20)
+            // The same flow-control windows the SDK asks for as a client,
+            // so that 1 MiB frames are not throttled in one direction only.
+            .windows(8 << 20, 16 << 20)
+            .bind()
+            .await
+            .map_err(|e| format!("could not serve {}: {e}", socket.display()))?;
+        Ok(Harness { dir, socket, runtime, runs: 0 })
     }
 
     /// Runs `case` against one handler process, start to exit.
     async fn run_one(&mut self, case: &Case, which: Impl, bin: &Path) -> Sample {
         let mut sample = Sample::default();
         // A stream left over from an earlier process is not this one's.
-        while self.streams.try_recv().is_ok() {}
+        while self.runtime.try_accept().is_some() {}
         self.runs += 1;
         let log = self.dir.0.join(format!("{}-{}.log", self.runs, which.label()));
         let mut child = match spawn(bin, &self.socket, case, &log) {
@@ -491,7 +450,7 @@ impl Harness {
     }
 
     async fn drive(&mut self, case: &Case, pid: u32, child: &mut Child, sample: &mut Sample) -> Result<(), String> {
-        let mut stream = accept(&mut self.streams, child).await?;
+        let mut stream = accept(&self.runtime, child).await?;
         let caps = handshake(&mut stream, case).await?;
         let mut load = Load::new(case, caps);
 
@@ -562,12 +521,12 @@ fn log_tail(log: &Path) -> String {
 }
 
 /// Waits for the handler process to open its stream.
-async fn accept(streams: &mut mpsc::UnboundedReceiver<Stream>, child: &mut Child) -> Result<Stream, String> {
+async fn accept(runtime: &RawRuntime, child: &mut Child) -> Result<RawStream, String> {
     let started = Instant::now();
     loop {
-        tokio::select! {
-            stream = streams.recv() => return stream.ok_or_else(|| "the server stopped".to_string()),
-            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+        match runtime.accept_timeout(Duration::from_millis(20)).await {
+            Ok(stream) => return Ok(stream),
+            Err(celerity_testkit::Error::Timeout { .. }) => {
                 if let Ok(Some(status)) = child.try_wait() {
                     return Err(format!("the handler exited ({status}) before opening its stream"));
                 }
@@ -575,6 +534,7 @@ async fn accept(streams: &mut mpsc::UnboundedReceiver<Stream>, child: &mut Child
                     return Err("the handler opened no stream within 30 s".to_string());
                 }
             }
+            Err(error) => return Err(error.to_string()),
         }
     }
 }
@@ -583,15 +543,15 @@ fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-fn frame(frame: runtime_message::Frame) -> Result<RuntimeMessage, Status> {
-    Ok(RuntimeMessage { frame: Some(frame) })
+fn frame(frame: runtime_message::Frame) -> RuntimeMessage {
+    RuntimeMessage { frame: Some(frame) }
 }
 
-async fn send(stream: &Stream, message: runtime_message::Frame) -> Result<(), String> {
-    stream.out.send(frame(message)).await.map_err(|_| "the handler's stream closed".to_string())
+async fn send(stream: &RawStream, message: runtime_message::Frame) -> Result<(), String> {
+    stream.outbound.send(frame(message)).await.map_err(|_| "the handler's stream closed".to_string())
 }
 
-async fn next_frame(stream: &mut Stream, wait: Duration) -> Result<handler_message::Frame, String> {
+async fn next_frame(stream: &mut RawStream, wait: Duration) -> Result<handler_message::Frame, String> {
     match tokio::time::timeout(wait, stream.inbound.message()).await {
         Err(_) => Err(format!("no frame from the handler within {wait:?}")),
         Ok(Ok(Some(HandlerMessage { frame: Some(frame) }))) => Ok(frame),
@@ -603,7 +563,7 @@ async fn next_frame(stream: &mut Stream, wait: Duration) -> Result<handler_messa
 
 /// `RuntimeConfig` → `Ready` → `ReadyAck`. Returns the caps `Ready`
 /// declared, by tag.
-async fn handshake(stream: &mut Stream, case: &Case) -> Result<HashMap<String, u32>, String> {
+async fn handshake(stream: &mut RawStream, case: &Case) -> Result<HashMap<String, u32>, String> {
     let handlers = all_tags()
         .into_iter()
         .map(|tag| HandlerConfig {
@@ -651,7 +611,7 @@ async fn handshake(stream: &mut Stream, case: &Case) -> Result<HashMap<String, u
 
 /// Drains the handler, waits for it to end its stream and exit. `true` when
 /// it exited successfully by itself.
-async fn finish(mut stream: Stream, child: &mut Child, sample: &mut Sample) -> bool {
+async fn finish(mut stream: RawStream, child: &mut Child, sample: &mut Sample) -> bool {
     let deadline = now_ms() + 5_000;
     if send(&stream, runtime_message::Frame::Drain(Drain { deadline_unix_ms: deadline })).await.is_err() {
         sample.error("the stream closed before the drain");
@@ -838,7 +798,7 @@ impl Load {
     /// answer. Returns the time from the first dispatch to the last result.
     async fn phase(
         &mut self,
-        stream: &mut Stream,
+        stream: &mut RawStream,
         n: u64,
         record: bool,
         sample: &mut Sample,
@@ -870,7 +830,7 @@ impl Load {
                         request.request_id.clone_from(&dispatch.id);
                     }
                     stream
-                        .out
+                        .outbound
                         .send(frame(runtime_message::Frame::Dispatch(dispatch)))
                         .await
                         .map_err(|_| "the handler's stream closed".to_string())?;
@@ -915,7 +875,7 @@ impl Load {
                 }
                 handler_message::Frame::WsSend(send_frame) => {
                     let ack = self.on_ws_send(send_frame, sample);
-                    stream.out.send(frame_ws_ack(ack)).await.map_err(|_| "the handler's stream closed".to_string())?;
+                    send(stream, runtime_message::Frame::WsAck(ack)).await?;
                 }
                 handler_message::Frame::Draining(_) => return Err("the handler began draining mid-run".to_string()),
                 handler_message::Frame::Ready(_) => sample.error("a second Ready"),
@@ -1001,10 +961,6 @@ impl Load {
         }
         WsSendAck { correlation_id: send.correlation_id, success: true, failures: Vec::new() }
     }
-}
-
-fn frame_ws_ack(ack: WsSendAck) -> Result<RuntimeMessage, Status> {
-    frame(runtime_message::Frame::WsAck(ack))
 }
 
 #[cfg(test)]

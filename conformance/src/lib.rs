@@ -22,6 +22,7 @@ pub const HANDLERS: &[(&str, &str)] = &[
     ("wsSend", "POST::/ws/send"),
     ("wsFanout", "POST::/ws/fanout"),
     ("big", "GET::/big"),
+    ("paint", "POST::/paint"),
     ("consume", "source::faults::consume"),
 ];
 

@@ -58,7 +58,8 @@ impl Context {
         state: Arc<StateMap>,
         app: Option<AppHandle>,
     ) -> Self {
-        let deadline = (deadline_unix_ms > 0).then(|| UNIX_EPOCH + Duration::from_millis(deadline_unix_ms as u64));
+        let deadline = crate::session::event_deadline(deadline_unix_ms)
+            .map(|at| UNIX_EPOCH + Duration::from_millis(at.max(0) as u64));
         Context {
             inner: Arc::new(Inner {
                 id,

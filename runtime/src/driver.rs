@@ -42,13 +42,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use celerity_proto::v1::{HandlerMessage, RuntimeMessage, handler_runtime_service_client::HandlerRuntimeServiceClient};
+use celerity_proto::v1::HandlerMessage;
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tracing::Instrument;
 
+use crate::codec::{self, Inbound};
 use crate::command::Command;
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
@@ -250,21 +251,24 @@ async fn run_stream(
         let channel =
             transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
         tracing::debug!(target = %settings.target, "connected to the runtime");
-        let mut client = HandlerRuntimeServiceClient::new(channel)
-            .max_decoding_message_size(settings.max_message_bytes)
-            .max_encoding_message_size(settings.max_message_bytes);
-        let response = tokio::time::timeout(handshake_timeout, client.event_stream(ReceiverStream::new(out_rx)))
+        // The handshake's time runs from here. A gRPC server may hold the
+        // stream's response headers back until its first frame (grpc-go
+        // and grpcio do by default), so the stream not opening in time is,
+        // from here, the RuntimeConfig not coming.
+        let connected_at = now_ms();
+        let open = codec::open(channel, ReceiverStream::new(out_rx), settings.max_message_bytes);
+        let inbound = tokio::time::timeout(handshake_timeout, open)
             .await
             .map_err(|_| {
                 ServeError::Session(SessionError::HandshakeTimeout {
-                    expected: "the event stream to open",
+                    expected: "RuntimeConfig, nor even the stream's response headers,",
                     waited_ms: handshake_timeout.as_millis() as u64,
                 })
             })?
-            .map_err(|status| ServeError::Stream(error_chain(&status)))?;
-        Ok::<_, ServeError>(response.into_inner())
+            .map_err(|status| ServeError::Stream(crate::excerpt::excerpt(&error_chain(&status)).into_owned()))?;
+        Ok::<_, ServeError>((inbound, connected_at))
     };
-    let mut inbound = tokio::select! {
+    let (mut inbound, connected_at) = tokio::select! {
         inbound = open => inbound?,
         _ = sigterm.recv() => {
             tracing::info!("SIGTERM before the stream was open; stopping");
@@ -275,7 +279,7 @@ async fn run_stream(
             return Ok(());
         }
     };
-    let mut session = Session::new(config, now_ms());
+    let mut session = Session::new(config, connected_at);
     let mut observer = Observer::from_env();
 
     let mut out = Some(out_tx);
@@ -420,14 +424,21 @@ async fn run_stream(
         tokio::select! {
             message = inbound.message() => {
                 let input = match message {
-                    Ok(Some(message)) => {
+                    Ok(Some(Inbound::Frame(message))) => {
                         // Seen before the session takes it: the RuntimeConfig
                         // says what to trace and record.
                         observer.inbound(&message, &served.registrations);
-                        frame_input(message)
+                        Input::Frame(message)
                     }
+                    Ok(Some(Inbound::Undecodable { frame, error })) => Input::Undecodable { frame, error },
                     Ok(None) => Input::StreamEnded { error: None },
-                    Err(status) => Input::StreamEnded { error: Some(error_chain(&status)) },
+                    Err(status) => match codec::oversized(&status) {
+                        // Our own decoder's refusal, not the runtime's doing.
+                        Some((bytes, limit)) if limit == settings.max_message_bytes => {
+                            Input::FrameTooLarge { bytes, limit }
+                        }
+                        _ => Input::StreamEnded { error: Some(error_chain(&status)) },
+                    },
                 };
                 session.handle(now_ms(), input);
             }
@@ -491,10 +502,6 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-fn frame_input(message: RuntimeMessage) -> Input {
-    Input::Frame(message)
 }
 
 fn signal(kind: SignalKind) -> Result<Signal, ServeError> {

@@ -6,6 +6,7 @@ use std::ops::{Deref, DerefMut};
 
 use serde::de::DeserializeOwned;
 
+use crate::excerpt::excerpt;
 use crate::http::{ErrorDetail, HttpError, PathSegment};
 
 /// A JSON value, in or out of any kind of handler.
@@ -140,13 +141,15 @@ pub(crate) fn decode_json<T: DeserializeOwned>(body: &[u8], subject: &str) -> Re
             _ if text.starts_with("unknown field") || text.starts_with("unknown variant") => "invalid",
             _ => "invalid_type",
         };
-        let detail = strip_position(&text);
+        // The decoder quotes the value it refused, and the path names the
+        // body's own keys: both are cut, as the body may be large.
+        let detail = excerpt(&strip_position(&text)).into_owned();
         let headline = if code == "malformed" {
             format!("{subject} is not valid JSON: {detail}")
         } else if path.is_empty() {
             format!("{subject} does not fit: {detail}")
         } else {
-            format!("{subject} does not fit at `{}`: {detail}", error.path())
+            format!("{subject} does not fit at `{}`: {detail}", excerpt(&error.path().to_string()))
         };
         JsonError { headline, code, path, detail }
     })?;
@@ -154,7 +157,7 @@ pub(crate) fn decode_json<T: DeserializeOwned>(body: &[u8], subject: &str) -> Re
         headline: format!("{subject} has data after the JSON value"),
         code: "malformed",
         path: Vec::new(),
-        detail: strip_position(&error.to_string()),
+        detail: excerpt(&strip_position(&error.to_string())).into_owned(),
     })?;
     Ok(value)
 }
@@ -170,8 +173,8 @@ fn json_path(path: &serde_path_to_error::Path) -> Vec<PathSegment> {
     path.iter()
         .filter_map(|segment| match segment {
             Segment::Seq { index } => Some(PathSegment::Index(*index)),
-            Segment::Map { key } => Some(PathSegment::Key(key.clone())),
-            Segment::Enum { variant } => Some(PathSegment::Key(variant.clone())),
+            Segment::Map { key } => Some(PathSegment::Key(excerpt(key).into_owned())),
+            Segment::Enum { variant } => Some(PathSegment::Key(excerpt(variant).into_owned())),
             Segment::Unknown => None,
         })
         .collect()

@@ -102,8 +102,9 @@ fn source_text(kind: Option<HandlerKind>) -> &'static str {
 pub(crate) fn wrong_source(kind: HandlerKind, name: &str, source: Option<HandlerKind>, tag: &str) -> Outcome {
     Outcome::Error(HandlerError {
         message: format!(
-            "handler `{name}` serves {kind} events, but the runtime sent {} for tag {tag:?}",
-            source_text(source)
+            "handler `{name}` serves {kind} events, but the runtime sent {} for tag {}",
+            source_text(source),
+            crate::excerpt::quoted(tag)
         ),
         r#type: WRONG_SOURCE.to_string(),
         stack: String::new(),
@@ -123,7 +124,8 @@ pub(crate) fn wrong_outcome(kind: HandlerKind, name: &str, outcome: &Outcome, ta
     };
     Outcome::Error(HandlerError {
         message: format!(
-            "handler `{name}` serves {kind} events, but answered with {shape}, which the runtime cannot use for tag {tag:?}"
+            "handler `{name}` serves {kind} events, but answered with {shape}, which the runtime cannot use for tag {}",
+            crate::excerpt::quoted(tag)
         ),
         r#type: WRONG_OUTCOME.to_string(),
         stack: String::new(),

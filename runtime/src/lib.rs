@@ -52,10 +52,12 @@
 #![warn(missing_docs)]
 
 mod app;
+mod codec;
 mod command;
 mod context;
 mod driver;
 mod error;
+mod excerpt;
 mod handle;
 mod json;
 mod kind;

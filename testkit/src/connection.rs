@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
+use crate::codec::Outgoing;
 use crate::credit::CreditState;
 use crate::error::{Error, StreamEnd};
 use crate::ids;
@@ -24,7 +25,7 @@ use crate::violation::Violation;
 pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The sending half of the runtime's response stream.
-pub(crate) type Outbound = mpsc::UnboundedSender<Result<RuntimeMessage, Status>>;
+pub(crate) type Outbound = mpsc::UnboundedSender<crate::service::Frame>;
 
 /// State shared between the [`Connection`] and its reader task.
 struct Shared {
@@ -194,7 +195,7 @@ impl Connection {
         let outbound = st.outbound.as_ref().ok_or(Error::SenderClosed)?;
         let id = d.id.clone();
         let msg = RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(d.clone())) };
-        outbound.send(Ok(msg)).map_err(|_| Error::SenderClosed)?;
+        outbound.send(Ok(Outgoing::Message(msg))).map_err(|_| Error::SenderClosed)?;
         // Accounted under the lock, so before the reader can see its Result.
         st.ledger.record_dispatch(&d);
         drop(st);
@@ -204,9 +205,21 @@ impl Connection {
 
     /// Sends any frame, unchecked and unaccounted.
     pub fn send(&self, msg: RuntimeMessage) -> Result<(), Error> {
+        self.send_outgoing(Outgoing::Message(msg))
+    }
+
+    /// Sends `bytes` as one frame, exactly as given (a message no encoder
+    /// would produce, say), unchecked and unaccounted: a `Result` for a
+    /// dispatch sent this way is a [`Violation`] unless it is taken with
+    /// [`take_violations`](Self::take_violations).
+    pub fn send_bytes(&self, bytes: impl Into<bytes::Bytes>) -> Result<(), Error> {
+        self.send_outgoing(Outgoing::Bytes(bytes.into()))
+    }
+
+    fn send_outgoing(&self, frame: Outgoing) -> Result<(), Error> {
         let st = self.shared.lock();
         let outbound = st.outbound.as_ref().ok_or(Error::SenderClosed)?;
-        outbound.send(Ok(msg)).map_err(|_| Error::SenderClosed)
+        outbound.send(Ok(frame)).map_err(|_| Error::SenderClosed)
     }
 
     fn send_frame(&self, frame: runtime_message::Frame) -> Result<(), Error> {

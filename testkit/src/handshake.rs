@@ -9,6 +9,7 @@ use celerity_proto::v1::{
 use tokio::time::Instant;
 use tonic::{Status, Streaming};
 
+use crate::codec::Outgoing;
 use crate::connection::{Connection, Outbound};
 use crate::error::{Error, StreamEnd};
 use crate::frame;
@@ -95,7 +96,7 @@ pub(crate) async fn run(
         .first_frame
         .clone()
         .unwrap_or_else(|| RuntimeMessage { frame: Some(runtime_message::Frame::Config(settings.config.clone())) });
-    if outbound.send(Ok(first_frame.clone())).is_err() {
+    if outbound.send(Ok(Outgoing::Message(first_frame.clone()))).is_err() {
         return Err(Error::ClosedBeforeReady(StreamEnd::Status {
             code: tonic::Code::Cancelled,
             message: "the transport dropped the response stream".to_owned(),
@@ -140,7 +141,8 @@ pub(crate) async fn run(
     let later_minor = is_later_minor(settings.config.protocol_version, ready.protocol_version);
     // If the handler is already gone this send fails; the connection's reader
     // then records how the stream ended.
-    let _ = outbound.send(Ok(RuntimeMessage { frame: Some(runtime_message::Frame::ReadyAck(ack.clone())) }));
+    let ack_frame = RuntimeMessage { frame: Some(runtime_message::Frame::ReadyAck(ack.clone())) };
+    let _ = outbound.send(Ok(Outgoing::Message(ack_frame)));
 
     let connection = if ack.accepted {
         Some(Connection::start(ready.clone(), settings.config.clone(), inbound, outbound, settings.wait_timeout))

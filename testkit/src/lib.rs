@@ -20,6 +20,10 @@
 //! - [`process`] runs the handler executable under test and captures its
 //!   output.
 //! - [`negotiate`] is the runtime's verdict on a `Ready`, usable on its own.
+//! - [`RawRuntime`] is the raw mode: each stream handed out as it opens,
+//!   with no handshake and no bookkeeping, to send anything at all (any
+//!   frame, bytes that do not decode, nothing) and read what comes back:
+//!   for a runtime that misbehaves, and for a load generator.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -46,6 +50,7 @@
 
 #![warn(missing_docs)]
 
+mod codec;
 mod connection;
 mod credit;
 pub mod dispatcher;
@@ -58,18 +63,21 @@ mod ledger;
 mod listen;
 pub mod negotiate;
 pub mod process;
+mod raw;
 mod runtime;
 mod service;
 mod settings;
 mod violation;
 
 pub use celerity_proto as proto;
+pub use codec::Outgoing;
 pub use connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 pub use credit::CreditState;
 pub use error::{DispatchRefusal, Error, StreamEnd};
 pub use handshake::Handshake;
 pub use listen::{ENV_FALLBACK_ENABLED, ENV_FALLBACK_PORT, ENV_SOCKET, ListenAddress};
 pub use process::{HandlerCommand, HandlerProcess};
+pub use raw::{DEFAULT_RAW_QUEUE, RawRuntime, RawRuntimeBuilder, RawSender, RawStream};
 pub use runtime::{
     DEFAULT_ACCEPT_TIMEOUT, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_READY_TIMEOUT, DEFAULT_SOCKET_NAME, PROTOCOL_VERSION,
     TestRuntime, TestRuntimeBuilder,

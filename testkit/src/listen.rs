@@ -1,4 +1,5 @@
-//! Where the test runtime listens, and binding it the way the runtime does.
+//! Where the kit's runtimes listen, binding it the way the runtime does, and
+//! serving there.
 
 use std::fmt;
 use std::io;
@@ -7,8 +8,12 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use tokio::net::{TcpListener, UnixListener};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::transport::Server;
 
 use crate::error::Error;
+use crate::service::RuntimeService;
 
 /// Environment variable naming the Unix socket the handler connects to.
 pub const ENV_SOCKET: &str = "CELERITY_RUNTIME_SOCKET";
@@ -77,4 +82,61 @@ pub(crate) fn bind_unix(path: &Path) -> Result<UnixListener, Error> {
 /// runtime, which refuses 0, since the test knows the bound port).
 pub(crate) async fn bind_tcp(port: u16) -> io::Result<TcpListener> {
     TcpListener::bind(("127.0.0.1", port)).await
+}
+
+/// Where a runtime is told to listen.
+#[derive(Debug)]
+pub(crate) enum Listen {
+    /// `runtime.sock` in a fresh temporary directory.
+    TempUnix,
+    /// This Unix socket path.
+    Unix(PathBuf),
+    /// Loopback TCP on this port (0: any free one).
+    Tcp(u16),
+}
+
+/// A runtime's server, listening. Dropping it stops the server and removes
+/// the socket.
+#[derive(Debug)]
+pub(crate) struct Serving {
+    pub(crate) address: ListenAddress,
+    server: JoinHandle<Result<(), tonic::transport::Error>>,
+    _temp_dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.server.abort();
+        if let ListenAddress::Unix(path) = &self.address {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Binds `listen` and serves `service` there with `server`, in a
+/// background task.
+pub(crate) async fn serve(listen: Listen, server: Server, service: RuntimeService) -> Result<Serving, Error> {
+    let mut temp_dir = None;
+    let (address, server) = match listen {
+        Listen::TempUnix | Listen::Unix(_) => {
+            let path = match listen {
+                Listen::Unix(path) => path,
+                _ => {
+                    let dir = tempfile::Builder::new().prefix("celerity-testkit-").tempdir()?;
+                    let path = dir.path().join(crate::DEFAULT_SOCKET_NAME);
+                    temp_dir = Some(dir);
+                    path
+                }
+            };
+            let incoming = UnixListenerStream::new(bind_unix(&path)?);
+            (ListenAddress::Unix(path), tokio::spawn(server.serve_with_incoming(service, incoming)))
+        }
+        Listen::Tcp(port) => {
+            let listener = bind_tcp(port).await?;
+            let addr = listener.local_addr()?;
+            let incoming = TcpListenerStream::new(listener);
+            (ListenAddress::Tcp(addr), tokio::spawn(server.serve_with_incoming(service, incoming)))
+        }
+    };
+    Ok(Serving { address, server, _temp_dir: temp_dir })
 }

@@ -7,18 +7,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use celerity_proto::v1::handler_runtime_service_server::HandlerRuntimeServiceServer;
 use celerity_proto::v1::{HandlerConfig, ProtocolVersion, Ready, ReadyAck, RuntimeConfig, RuntimeMessage};
 use tokio::sync::{Mutex, mpsc};
-use tokio::task::JoinHandle;
-use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::transport::Server;
 
 use crate::connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 use crate::error::Error;
 use crate::handshake::Handshake;
-use crate::listen::{self, ListenAddress};
-use crate::service::RuntimeService;
+use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::service::{Limits, RuntimeService, Streams};
 use crate::settings::{AckOverride, Settings};
 
 /// How long a handler has from connecting to send Ready (specification,
@@ -37,12 +34,6 @@ pub const DEFAULT_SOCKET_NAME: &str = "runtime.sock";
 
 /// The protocol version a test runtime serves unless told otherwise.
 pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion { major: 1, minor: 0 };
-
-enum Listen {
-    TempUnix,
-    Unix(PathBuf),
-    Tcp(u16),
-}
 
 /// Builds a [`TestRuntime`]. Start with [`TestRuntime::builder`].
 pub struct TestRuntimeBuilder {
@@ -181,42 +172,10 @@ impl TestRuntimeBuilder {
             refusing: Arc::new(AtomicBool::new(false)),
         });
         let (handshakes, queue) = mpsc::unbounded_channel();
-        let service = HandlerRuntimeServiceServer::new(RuntimeService { settings: Arc::clone(&settings), handshakes });
-
-        let mut temp_dir = None;
-        let (address, server) = match self.listen {
-            Listen::TempUnix | Listen::Unix(_) => {
-                let path = match self.listen {
-                    Listen::Unix(path) => path,
-                    _ => {
-                        let dir = tempfile::Builder::new().prefix("celerity-testkit-").tempdir()?;
-                        let path = dir.path().join(DEFAULT_SOCKET_NAME);
-                        temp_dir = Some(dir);
-                        path
-                    }
-                };
-                let listener = listen::bind_unix(&path)?;
-                let incoming = UnixListenerStream::new(listener);
-                let server = tokio::spawn(Server::builder().serve_with_incoming(service, incoming));
-                (ListenAddress::Unix(path), server)
-            }
-            Listen::Tcp(port) => {
-                let listener = listen::bind_tcp(port).await?;
-                let addr = listener.local_addr()?;
-                let incoming = TcpListenerStream::new(listener);
-                let server = tokio::spawn(Server::builder().serve_with_incoming(service, incoming));
-                (ListenAddress::Tcp(addr), server)
-            }
-        };
-
-        Ok(TestRuntime {
-            address,
-            settings,
-            queue: Mutex::new(queue),
-            server,
-            accept_timeout: self.accept_timeout,
-            _temp_dir: temp_dir,
-        })
+        let service =
+            RuntimeService::new(Streams::Checked { settings: Arc::clone(&settings), handshakes }, Limits::default());
+        let serving = listen::serve(self.listen, Server::builder(), service).await?;
+        Ok(TestRuntime { serving, settings, queue: Mutex::new(queue), accept_timeout: self.accept_timeout })
     }
 }
 
@@ -231,29 +190,18 @@ impl TestRuntimeBuilder {
 /// Dropping it stops accepting new streams and removes the socket; streams
 /// already open live on with their [`Connection`]s.
 pub struct TestRuntime {
-    address: ListenAddress,
+    serving: Serving,
     settings: Arc<Settings>,
     queue: Mutex<mpsc::UnboundedReceiver<Result<Handshake, Error>>>,
-    server: JoinHandle<Result<(), tonic::transport::Error>>,
     accept_timeout: Duration,
-    _temp_dir: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for TestRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestRuntime")
-            .field("address", &self.address)
+            .field("address", &self.serving.address)
             .field("config", &self.settings.config)
             .finish_non_exhaustive()
-    }
-}
-
-impl Drop for TestRuntime {
-    fn drop(&mut self) {
-        self.server.abort();
-        if let ListenAddress::Unix(path) = &self.address {
-            let _ = std::fs::remove_file(path);
-        }
     }
 }
 
@@ -266,12 +214,12 @@ impl TestRuntime {
 
     /// Where it listens.
     pub fn address(&self) -> &ListenAddress {
-        &self.address
+        &self.serving.address
     }
 
     /// The Unix socket path, when listening on one.
     pub fn socket_path(&self) -> Option<&Path> {
-        match &self.address {
+        match &self.serving.address {
             ListenAddress::Unix(path) => Some(path),
             ListenAddress::Tcp(_) => None,
         }
@@ -279,7 +227,7 @@ impl TestRuntime {
 
     /// The bound TCP address, when listening on loopback TCP.
     pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        match &self.address {
+        match &self.serving.address {
             ListenAddress::Tcp(addr) => Some(*addr),
             ListenAddress::Unix(_) => None,
         }
@@ -288,7 +236,7 @@ impl TestRuntime {
     /// The environment a handler process needs to connect here (see
     /// [`ListenAddress::env`]).
     pub fn env(&self) -> Vec<(String, String)> {
-        self.address.env()
+        self.serving.address.env()
     }
 
     /// The `RuntimeConfig` sent to every handler.
@@ -310,7 +258,7 @@ impl TestRuntime {
             Err(_) => Err(Error::Timeout {
                 waiting_for: "a handler to connect and complete its handshake".to_owned(),
                 after: timeout,
-                state: format!("listening on {}", self.address),
+                state: format!("listening on {}", self.serving.address),
             }),
             Ok(None) => Err(Error::RuntimeStopped),
             Ok(Some(outcome)) => outcome,

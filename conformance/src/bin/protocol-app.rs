@@ -201,6 +201,30 @@ async fn big(Query(params): Query<Big>) -> Vec<u8> {
     vec![b'x'; params.kb * 1024]
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Colour {
+    Red,
+    Green,
+}
+
+#[derive(Deserialize)]
+struct Paint {
+    colour: Colour,
+}
+
+#[derive(Deserialize)]
+struct Litres {
+    litres: u32,
+}
+
+/// Takes a typed query and a typed JSON body: for the errors that quote
+/// what a request sent (an unknown variant, a value of the wrong type, a
+/// content type that is not JSON).
+async fn paint(Query(paint): Query<Paint>, Json(amount): Json<Litres>) -> String {
+    format!("{} l of {:?}", amount.litres, paint.colour)
+}
+
 /// A per-record consumer that fails records whose body is empty.
 async fn consume(record: RawRecord) -> Result<(), celerity::Error> {
     if record.body().is_empty() { Err(celerity::Error::msg("an empty record")) } else { Ok(()) }
@@ -222,6 +246,7 @@ fn main() -> ExitCode {
             .http("POST::/ws/fanout", ws_fanout)
             .register(Registration::http(HandlerKey::Tag("GET::/capped".into()), sleep).max_concurrent(CAPPED_MAX))
             .http("GET::/big", big)
+            .http("POST::/paint", paint)
             .consumer("source::faults::consume", consume)
             .run()
             .await

@@ -234,8 +234,8 @@ impl BatchOutcome {
         let record = record.as_ref();
         if !Arc::ptr_eq(&record.batch, &self.batch) {
             self.fail_unnamed(format!(
-                "a failure was reported for record {:?}, which is not a record of this batch",
-                record.message_id()
+                "a failure was reported for record {}, which is not a record of this batch",
+                crate::excerpt::quoted(record.message_id())
             ));
             return self;
         }

@@ -146,7 +146,7 @@ fn answer(outcome: &mut BatchOutcome, ids: &Ids, index: usize, ran: Ran) {
             // may be shown where the batch's results are.
             let text = panics::payload_text(panic.as_ref()).unwrap_or("(a payload that is not text)");
             tracing::error!(
-                message_id = id,
+                message_id = %crate::excerpt::quoted(id),
                 panic = text,
                 "a consumer handler panicked; the record is reported failed"
             );

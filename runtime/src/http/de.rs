@@ -21,6 +21,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 
 use super::params::Params;
+use crate::excerpt::{excerpt, quoted};
 
 const INVALID: &str = "invalid";
 const INVALID_TYPE: &str = "invalid_type";
@@ -153,16 +154,22 @@ impl fmt::Display for ParamsError {
 
 impl std::error::Error for ParamsError {}
 
+// Every value and name a request sent is echoed through `excerpt`: a
+// parameter may be as long as the request, and the message goes back to the
+// caller, twice (as the error and as its detail).
 impl de::Error for ParamsError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        Self::pending(INVALID, Pending::Custom, Vec::new(), msg.to_string())
+        // A type's own message may quote the value it refused.
+        Self::pending(INVALID, Pending::Custom, Vec::new(), excerpt(&msg.to_string()).into_owned())
     }
 
     fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
+        let unexp = unexpected(unexp);
         Self::pending(INVALID_TYPE, Pending::Detail, Vec::new(), format!("invalid type: {unexp}, expected {exp}"))
     }
 
     fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn de::Expected) -> Self {
+        let unexp = unexpected(unexp);
         Self::pending(INVALID_TYPE, Pending::Detail, Vec::new(), format!("invalid value: {unexp}, expected {exp}"))
     }
 
@@ -175,13 +182,13 @@ impl de::Error for ParamsError {
             INVALID_TYPE,
             Pending::Detail,
             Vec::new(),
-            format!("unknown variant `{variant}`, {}", one_of(expected)),
+            format!("unknown variant `{}`, {}", excerpt(variant), one_of(expected)),
         )
     }
 
     fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
         let detail = if expected.is_empty() { String::new() } else { format!(", {}", one_of(expected)) };
-        Self::pending(INVALID, Pending::Unknown, vec![field.to_owned()], detail)
+        Self::pending(INVALID, Pending::Unknown, vec![excerpt(field).into_owned()], detail)
     }
 
     fn missing_field(field: &'static str) -> Self {
@@ -193,8 +200,17 @@ impl de::Error for ParamsError {
     }
 }
 
+/// An unexpected value as serde words it, with a string the request sent cut.
+fn unexpected(unexp: de::Unexpected<'_>) -> String {
+    match unexp {
+        de::Unexpected::Str(text) => format!("string {}", quoted(text)),
+        de::Unexpected::Other(text) => excerpt(text).into_owned(),
+        other => other.to_string(),
+    }
+}
+
 fn location(name: &str, index: Option<usize>) -> Vec<String> {
-    let mut path = vec![name.to_owned()];
+    let mut path = vec![excerpt(name).into_owned()];
     if let Some(i) = index {
         path.push(i.to_string());
     }

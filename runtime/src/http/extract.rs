@@ -145,7 +145,10 @@ fn check_json_content_type(request: &Request) -> Result<(), HttpError> {
     }
     Err(HttpError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        format!("expected a JSON body (content-type application/json), got content-type {essence:?}"),
+        format!(
+            "expected a JSON body (content-type application/json), got content-type {}",
+            crate::excerpt::quoted(&essence)
+        ),
     ))
 }
 

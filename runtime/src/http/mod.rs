@@ -171,7 +171,7 @@ fn header_map(wire: &HashMap<String, pb::Values>) -> HeaderMap {
     let mut headers = HeaderMap::with_capacity(wire.len());
     for (name, values) in wire {
         let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
-            tracing::debug!(header = %name, "dropping a request header whose name is not valid HTTP");
+            tracing::debug!(header = %crate::excerpt::quoted(name), "dropping a request header whose name is not valid HTTP");
             continue;
         };
         for value in &values.values {
@@ -179,7 +179,10 @@ fn header_map(wire: &HashMap<String, pb::Values>) -> HeaderMap {
                 Ok(value) => {
                     headers.append(name.clone(), value);
                 }
-                Err(_) => tracing::debug!(header = %name, "dropping a request header value that is not valid HTTP"),
+                Err(_) => tracing::debug!(
+                    header = %crate::excerpt::quoted(name.as_str()),
+                    "dropping a request header value that is not valid HTTP"
+                ),
             }
         }
     }
@@ -243,8 +246,9 @@ impl Request {
     /// id of `%20` into a space. The headers and the source address are
     /// converted when first asked for.
     pub(crate) fn from_wire(request: pb::HttpRequest) -> Result<Self, HttpError> {
-        let method = Method::from_bytes(request.method.as_bytes())
-            .map_err(|_| HttpError::bad_request(format!("invalid HTTP method {:?}", request.method)))?;
+        let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| {
+            HttpError::bad_request(format!("invalid HTTP method {}", crate::excerpt::quoted(&request.method)))
+        })?;
         let path_params = if request.path_params.is_empty() {
             Params::new()
         } else {

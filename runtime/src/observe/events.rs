@@ -21,7 +21,7 @@ use super::report::{self, Startup};
 use super::span::{event_span, record_outcome};
 use super::switches::{METRICS_ENV, Override, Switches, TRACING_ENV};
 use crate::registry::Registration;
-use crate::session::{HandshakeReport, Session, WsOutcome};
+use crate::session::{HandshakeReport, Session, WsOutcome, quoted};
 
 /// An event whose handler was started.
 struct Watched {
@@ -161,7 +161,7 @@ impl Observer {
     fn unwatched(&self, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
         if matches!(outcome, EventOutcome::Deadline | EventOutcome::Cancelled) {
             // Only a started event is answered for this way.
-            tracing::warn!(event_id = %result.id, "the handler did not finish in time and was abandoned ({outcome})");
+            tracing::warn!(event_id = %quoted(&result.id), "the handler did not finish in time and was abandoned ({outcome})");
         }
         #[cfg(feature = "metrics")]
         self.refused(result, outcome);
@@ -176,8 +176,8 @@ impl Observer {
         if matches!(outcome, EventOutcome::Deadline | EventOutcome::Cancelled) {
             tracing::warn!(
                 parent: &event.span,
-                tag = %event.tag,
-                event_id = %result.id,
+                tag = %quoted(&event.tag),
+                event_id = %quoted(&result.id),
                 elapsed_ms,
                 "the handler did not finish in time and was abandoned ({outcome})"
             );
@@ -424,7 +424,7 @@ mod tests {
         let [(level, text)] = lines.as_slice() else { panic!("one line: {lines:?}") };
         assert_eq!(*level, tracing::Level::WARN);
         assert!(text.contains("did not finish in time and was abandoned (deadline)"), "{text}");
-        assert!(text.contains("event_id=late-1"), "{text}");
+        assert!(text.contains(r#"event_id="late-1""#), "{text}");
 
         let (mut observer, registrations) = serving(true, false);
         let ((_, watched), lines) =
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(watched, 1);
         let [(level, text)] = lines.as_slice() else { panic!("one line: {lines:?}") };
         assert_eq!(*level, tracing::Level::WARN);
-        assert!(text.contains("event_id=late-2") && text.contains(&format!("tag={TAG}")), "{text}");
+        assert!(text.contains(r#"event_id="late-2""#) && text.contains(&format!("tag={TAG:?}")), "{text}");
         assert!(text.contains("elapsed_ms="), "{text}");
     }
 

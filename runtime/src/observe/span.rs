@@ -76,6 +76,10 @@ pub(crate) fn event_span(
     handler: &str,
     trace_context: &HashMap<String, String>,
 ) -> Span {
+    // Both come from the runtime, and appear in every line logged inside
+    // the span: quoted at most in part, as every echo of an outside value.
+    let (tag, event_id) = (crate::excerpt::excerpt(tag), crate::excerpt::excerpt(event_id));
+    let (tag, event_id): (&str, &str) = (&tag, &event_id);
     let span = if traced {
         event_span!(tracing::Level::INFO, tag, event_id, kind, handler)
     } else {

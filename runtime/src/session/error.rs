@@ -4,6 +4,7 @@ use std::fmt;
 
 use celerity_proto::v1 as pb;
 
+use crate::excerpt::excerpt;
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
 /// Why a session ended with a failure.
@@ -75,6 +76,26 @@ pub enum SessionError {
     },
     /// A second shutdown request arrived while draining.
     Interrupted,
+    /// A frame the handshake needed did not decode.
+    Undecodable {
+        /// What kind of frame it was, as far as could be read.
+        frame: &'static str,
+        /// What the handshake was waiting for.
+        expected: &'static str,
+        /// The decoder's error, naming the field.
+        error: String,
+    },
+    /// The runtime sent a frame over the largest this process accepts
+    /// (`CELERITY_MAX_MESSAGE_BYTES`): refused, and the stream cannot be
+    /// read past it.
+    FrameTooLarge {
+        /// The frame's length.
+        bytes: usize,
+        /// The largest frame accepted.
+        limit: usize,
+        /// Events that were in flight and are lost.
+        in_flight: usize,
+    },
 }
 
 impl fmt::Display for SessionError {
@@ -89,7 +110,7 @@ impl fmt::Display for SessionError {
             SessionError::EndedDuringHandshake { expected, error } => {
                 write!(f, "the runtime closed the stream while the handshake waited for {expected}")?;
                 if let Some(error) = error {
-                    write!(f, ": {error}")?;
+                    write!(f, ": {}", excerpt(error))?;
                 }
                 Ok(())
             }
@@ -143,7 +164,7 @@ impl fmt::Display for SessionError {
             SessionError::StreamEnded { in_flight, error } => {
                 write!(f, "the runtime closed the stream without draining")?;
                 if let Some(error) = error {
-                    write!(f, " ({error})")?;
+                    write!(f, " ({})", excerpt(error))?;
                 }
                 if *in_flight > 0 {
                     write!(f, "; {in_flight} event(s) in flight were abandoned")?;
@@ -151,6 +172,21 @@ impl fmt::Display for SessionError {
                 Ok(())
             }
             SessionError::Interrupted => write!(f, "stopped by a second shutdown signal while draining"),
+            SessionError::Undecodable { frame, expected, error } => write!(
+                f,
+                "the SDK could not decode the {frame} the runtime sent while the handshake waited for {expected}: {error}"
+            ),
+            SessionError::FrameTooLarge { bytes, limit, in_flight } => {
+                write!(
+                    f,
+                    "the SDK refused a frame of {bytes} bytes from the runtime: the largest it accepts is {limit} bytes \
+                     (CELERITY_MAX_MESSAGE_BYTES). A frame cannot be skipped unread, so the stream ended there"
+                )?;
+                if *in_flight > 0 {
+                    write!(f, "; {in_flight} event(s) in flight were abandoned")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ mod error;
 mod handshake;
 mod transitions;
 mod types;
+mod warnings;
+mod wire;
 mod ws;
 
 use std::cmp::Reverse;
@@ -30,14 +32,18 @@ use std::sync::Arc;
 
 use celerity_proto::v1::{self as pb, CreditGrant, HandlerMessage, RuntimeMessage, handler_message, runtime_message};
 
+pub use crate::excerpt::{QUOTED_BYTES, quoted};
 pub use credit::Credit;
 pub use error::SessionError;
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,
-    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, QUOTED_BYTES, SessionConfig, error_type, frame_name, quoted,
+    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, SessionConfig, error_type, event_deadline, frame_name,
 };
+pub use warnings::WARNING_INTERVAL_MS;
 pub use ws::WsOutcome;
+
+use warnings::Warning;
 
 /// The maps keyed by event ids and tags, looked up several times per event.
 /// foldhash rather than SipHash: it is several times faster on short
@@ -101,9 +107,8 @@ pub struct Session {
     stop_after_ack: bool,
     /// The time of the input being handled.
     now: i64,
-    /// Dispatches refused for coming beyond the credit window, for logging
-    /// them without flooding the log.
-    over_credit: u64,
+    /// The rate limit on warnings about what the runtime sent.
+    warnings: warnings::Warnings,
     /// WebSocket sends awaiting their acknowledgement.
     ws_pending: ws::PendingSends,
     /// WebSocket sends asked for before the handshake completed, sent once
@@ -138,7 +143,7 @@ impl Session {
             draining_sent: false,
             stop_after_ack: false,
             now,
-            over_credit: 0,
+            warnings: warnings::Warnings::default(),
             ws_pending: ws::PendingSends::default(),
             ws_queued: Vec::new(),
         }
@@ -163,12 +168,24 @@ impl Session {
                 .map(|correlation_id| Action::WsDone { correlation_id, outcome: WsOutcome::Disconnected })
                 .collect();
             self.actions.extend(done);
+            // What was counted and not yet said goes out before the end,
+            // which the driver acts on last.
+            let counted = self.warnings.take_all(now);
+            if !counted.is_empty() {
+                let at = self.actions.iter().position(|a| matches!(a, Action::Close | Action::Exit(_)));
+                let at = at.unwrap_or(self.actions.len());
+                for (offset, line) in counted.into_iter().enumerate() {
+                    self.actions.insert(at + offset, Action::Warn(line));
+                }
+            }
         }
     }
 
     fn apply(&mut self, now: i64, input: Input) {
         match input {
             Input::Frame(message) => self.on_frame(now, message),
+            Input::Undecodable { frame, error } => self.on_undecodable(&frame, &error),
+            Input::FrameTooLarge { bytes, limit } => self.on_frame_too_large(bytes, limit),
             Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
             Input::Tick => self.on_tick(now),
             Input::Shutdown => self.on_shutdown(now),
@@ -209,19 +226,18 @@ impl Session {
 
     /// When [`Input::Tick`] should next be fed, if any timer is set.
     pub fn next_timer(&mut self) -> Option<i64> {
+        let counted = self.warnings.next_due();
         match self.phase {
             Phase::AwaitingConfig | Phase::AwaitingAck => {
-                Some(self.started_at.saturating_add(self.config.handshake_timeout_ms as i64))
+                let timeout = self.started_at.saturating_add(self.config.handshake_timeout_ms as i64);
+                Some(counted.map_or(timeout, |at| at.min(timeout)))
             }
             Phase::Closed => None,
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => {
                 self.drop_stale_timers();
                 let events = self.timers.peek().map(|Reverse((at, _))| *at);
                 let sends = self.ws_pending.next_deadline();
-                let next = match (events, sends) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let next = [events, sends, counted].into_iter().flatten().min();
                 let (deadline, settle_until) = match self.phase {
                     Phase::Drained { deadline } => (deadline, None),
                     Phase::Draining { deadline, settle_until } => (deadline, Some(settle_until)),
@@ -291,7 +307,9 @@ impl Session {
             if self.phase == Phase::AwaitingConfig {
                 return self.fail(SessionError::UnexpectedFirstFrame("an empty frame"));
             }
-            return self.warn("the runtime sent a frame with nothing in it; ignored".to_string());
+            return self.warn_about(Warning::EmptyFrame, || {
+                "the runtime sent a frame with nothing in it; ignored".to_string()
+            });
         };
         match self.phase {
             Phase::AwaitingConfig => match frame {
@@ -300,22 +318,23 @@ impl Session {
             },
             Phase::AwaitingAck => match frame {
                 runtime_message::Frame::ReadyAck(ack) => self.on_ready_ack(ack),
-                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.is_empty() => {
-                    self.unanswerable(&dispatch, "it has no id");
-                }
-                runtime_message::Frame::Dispatch(dispatch) if dispatch.id.len() > MAX_ID_BYTES => {
-                    self.unanswerable(&dispatch, "its id is longer than any answer may carry");
-                }
                 runtime_message::Frame::Dispatch(dispatch) => {
-                    // Never leave an event unanswered, even one that breaks
-                    // the handshake order.
-                    self.answer_unstarted(
-                        dispatch.id,
-                        error_type::NOT_ACCEPTING,
-                        "the runtime dispatched before acknowledging Ready".to_string(),
-                    );
+                    self.on_dispatch_before_ack(dispatch.id, &dispatch.handler_tag)
                 }
-                other => self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" }),
+                // Only the first frame is the handshake's: a second
+                // RuntimeConfig changes nothing already bound.
+                runtime_message::Frame::Config(_) => self.warn_about(Warning::OutOfPlace, || {
+                    "the runtime sent a second RuntimeConfig before ReadyAck; ignored, the first one's stands"
+                        .to_string()
+                }),
+                // Nothing is held yet, and no send has gone out.
+                runtime_message::Frame::Cancel(cancel) => {
+                    self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
+                }
+                runtime_message::Frame::WsAck(ack) => self.on_ws_ack(ack),
+                other @ runtime_message::Frame::Drain(_) => {
+                    self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" })
+                }
             },
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => match frame {
                 runtime_message::Frame::Dispatch(dispatch) => self.on_dispatch(now, dispatch),
@@ -324,7 +343,9 @@ impl Session {
                 }
                 runtime_message::Frame::Drain(drain) => self.on_drain(now, drain.deadline_unix_ms),
                 runtime_message::Frame::WsAck(ack) => self.on_ws_ack(ack),
-                other => self.warn(format!("the runtime sent {} after the handshake; ignored", frame_name(&other))),
+                other => self.warn_about(Warning::OutOfPlace, || {
+                    format!("the runtime sent {} after the handshake; ignored", frame_name(&other))
+                }),
             },
             Phase::Closed => {}
         }
@@ -344,6 +365,24 @@ impl Session {
 
     fn warn(&mut self, message: String) {
         self.actions.push_back(Action::Warn(message));
+    }
+
+    /// A warning about something the runtime sent, logged at a bounded rate
+    /// (see [`warnings`]): `message` is composed only when it is logged.
+    pub(in crate::session) fn warn_about(&mut self, kind: Warning, message: impl FnOnce() -> String) {
+        self.report_counted(self.now);
+        if self.warnings.admit(kind, self.now) {
+            let message = message();
+            self.warn(message);
+        }
+    }
+
+    /// Logs how many warnings were held back, for each kind whose interval
+    /// is over by `now`.
+    pub(in crate::session) fn report_counted(&mut self, now: i64) {
+        for line in self.warnings.due(now) {
+            self.warn(line);
+        }
     }
 
     fn fail(&mut self, error: SessionError) {

@@ -97,6 +97,16 @@ fn results(actions: &[Action]) -> Vec<pb::Result> {
         .collect()
 }
 
+fn warned(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Warn(line) => Some(line.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn exit(actions: &[Action]) -> Option<Result<(), SessionError>> {
     actions.iter().find_map(|a| match a {
         Action::Exit(result) => Some(result.clone()),
@@ -710,21 +720,29 @@ fn a_dispatch_without_an_id_is_not_answered_and_its_place_is_returned() {
 }
 
 #[test]
-fn over_dispatch_is_answered_at_once_and_logged_at_doubling_intervals() {
+fn over_dispatch_is_answered_at_once_and_logged_at_a_bounded_rate() {
     let mut session = serving(&["GET::/a"], 1);
     session.handle(T0, dispatch("held", "GET::/a", 0));
     drain(&mut session);
-    let mut warnings = 0;
+    let mut warnings = Vec::new();
     for i in 0..100 {
-        session.handle(T0, dispatch(&format!("over-{i}"), "GET::/a", 0));
+        session.handle(T0 + i, dispatch(&format!("over-{i}"), "GET::/a", 0));
         let actions = drain(&mut session);
         let answered = results(&actions);
         assert_eq!(answered.len(), 1, "never queued");
         assert_eq!(answered[0].credit_grant, 1);
         assert!(matches!(&answered[0].outcome, Some(Outcome::Error(e)) if e.r#type == error_type::OVER_CAPACITY));
-        warnings += actions.iter().filter(|a| matches!(a, Action::Warn(_))).count();
+        warnings.extend(warned(&actions));
     }
-    assert_eq!(warnings, 7, "1, 2, 4, ..., 64");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("\"over-0\" beyond the credit window of 1"), "{}", warnings[0]);
+    assert_eq!(session.next_timer(), Some(T0 + WARNING_INTERVAL_MS));
+    session.handle(T0 + WARNING_INTERVAL_MS, Input::Tick);
+    let counted = warned(&drain(&mut session));
+    assert!(
+        matches!(&counted[..], [line] if line.contains("99 more dispatch(es) beyond the credit window")),
+        "{counted:?}"
+    );
     assert_eq!(session.in_flight(), 1);
 }
 
@@ -1040,6 +1058,233 @@ fn quoting_cuts_at_a_character_boundary() {
     let q = quoted(&long);
     assert!(q.ends_with(&format!("... ({} bytes)", long.len())), "{q}");
     assert!(q.len() < QUOTED_BYTES + 40);
+}
+
+// ----- hostile input: frames that do not decode, out of place, in floods -----
+
+/// A `Dispatch` encoded, then made undecodable by writing `to` over the
+/// first occurrence of `from`; with the decoder's error.
+fn undecodable(id: &str, path: &str, from: &[u8], to: &[u8]) -> Input {
+    let message = RuntimeMessage {
+        frame: Some(runtime_message::Frame::Dispatch(Dispatch {
+            id: id.to_string(),
+            handler_tag: "GET::/a".to_string(),
+            source: Some(pb::dispatch::Source::Http(pb::HttpRequest { path: path.to_string(), ..Default::default() })),
+            ..Default::default()
+        })),
+    };
+    let mut bytes = message.encode_to_vec();
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("the bytes to replace");
+    bytes[at..at + to.len()].copy_from_slice(to);
+    raw_frame(bytes)
+}
+
+fn raw_frame(bytes: Vec<u8>) -> Input {
+    let error = RuntimeMessage::decode(bytes.as_slice()).expect_err("a frame that does not decode");
+    Input::Undecodable { frame: bytes.into(), error }
+}
+
+#[test]
+fn an_undecodable_dispatch_whose_id_can_be_read_is_answered_naming_the_field() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, undecodable("bad-1", "/orders", b"/orders", b"/\xff\xfe\xfd"));
+    let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "no handler runs");
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].id, "bad-1");
+    assert_eq!(answered[0].credit_grant, 1, "its place comes back");
+    match &answered[0].outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::UNDECODABLE);
+            assert!(error.message.contains("HttpRequest.path"), "the field is named: {}", error.message);
+        }
+        other => panic!("expected a HandlerError, got {other:?}"),
+    }
+    let warnings = warned(&actions);
+    assert!(
+        matches!(&warnings[..], [w] if w.contains("could not decode Dispatch \"bad-1\"") && w.contains("GET::/a")),
+        "{warnings:?}"
+    );
+    // Nothing else is lost: the next event is served.
+    session.handle(T0, dispatch("good", "GET::/a", 0));
+    assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { .. })));
+}
+
+#[test]
+fn an_undecodable_dispatch_goes_through_the_checks_of_any_other() {
+    let mut session = serving(&["GET::/a"], 1);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    // Beyond the window: answered, outside the accounting.
+    session.handle(T0, undecodable("over", "/x", b"/x", b"\xff"));
+    let answered = results(&drain(&mut session));
+    assert!(matches!(&answered[..], [r] if r.id == "over" && r.credit_grant == 1));
+    // An id in flight: not answered, for the answer would be taken as the
+    // first one's.
+    session.handle(T0, completed("held"));
+    drain(&mut session);
+    session.handle(T0, dispatch("twice", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, undecodable("twice", "/x", b"/x", b"\xff"));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+}
+
+#[test]
+fn an_undecodable_dispatch_without_a_readable_id_returns_its_place() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, undecodable("id-\u{e9}", "/x", "id-\u{e9}".as_bytes(), b"id-\xff\xff"));
+    let actions = drain(&mut session);
+    assert!(results(&actions).is_empty());
+    assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
+    let warnings = warned(&actions);
+    assert!(matches!(&warnings[..], [w] if w.contains("its id is not UTF-8")), "{warnings:?}");
+}
+
+#[test]
+fn an_undecodable_frame_of_another_kind_is_logged_naming_its_kind() {
+    let mut session = serving(&["GET::/a"], 2);
+    let cancel =
+        RuntimeMessage { frame: Some(runtime_message::Frame::Cancel(pb::Cancel { id: "evt-1".into(), reason: 1 })) };
+    let mut bytes = cancel.encode_to_vec();
+    let at = bytes.windows(5).position(|w| w == b"evt-1").unwrap();
+    bytes[at] = 0xff;
+    session.handle(T0, raw_frame(bytes));
+    let actions = drain(&mut session);
+    let warnings = warned(&actions);
+    assert!(
+        matches!(&warnings[..], [w] if w.contains("could not decode a Cancel") && w.contains("Cancel.id")),
+        "{warnings:?}"
+    );
+    assert!(sent(&actions).is_empty());
+    // Bytes that are no frame at all: named as such, later.
+    session.handle(T0 + WARNING_INTERVAL_MS, raw_frame(vec![0xff; 8]));
+    let warnings = warned(&drain(&mut session));
+    assert!(matches!(&warnings[..], [w] if w.contains("frame of unknown kind")), "{warnings:?}");
+    assert!(session.is_serving());
+}
+
+#[test]
+fn an_undecodable_handshake_frame_ends_the_session_naming_it() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    let config = RuntimeMessage {
+        frame: Some(runtime_message::Frame::Config(RuntimeConfig {
+            handlers: vec![handler_config("a", "GET::/a")],
+            ..Default::default()
+        })),
+    };
+    let mut bytes = config.encode_to_vec();
+    let at = bytes.windows(7).position(|w| w == b"GET::/a").unwrap();
+    bytes[at] = 0xff;
+    session.handle(T0, raw_frame(bytes));
+    let error = exit(&drain(&mut session)).unwrap().unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("could not decode the RuntimeConfig") && text.contains("HandlerConfig.handler_tag"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_frame_too_large_is_the_sdks_refusal_naming_size_and_limit() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    session.handle(T0, Input::FrameTooLarge { bytes: 2_097_190, limit: 1_048_576 });
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty());
+    assert!(actions.contains(&Action::Abandon { id: "held".into() }));
+    let error = exit(&actions).unwrap().unwrap_err();
+    assert_eq!(error, SessionError::FrameTooLarge { bytes: 2_097_190, limit: 1_048_576, in_flight: 1 });
+    let text = error.to_string();
+    assert!(text.contains("refused a frame of 2097190 bytes"), "{text}");
+    assert!(text.contains("1048576 bytes (CELERITY_MAX_MESSAGE_BYTES)"), "{text}");
+    assert!(!text.contains("the runtime closed the stream"), "not the runtime's doing: {text}");
+    assert!(session.is_closed());
+}
+
+#[test]
+fn a_second_runtime_config_before_the_ack_is_ignored_with_a_warning() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("a", "GET::/a")], Some((1, 0))));
+    drain(&mut session);
+    session.handle(T0 + 1, config_frame(&[("b", "GET::/b")], Some((1, 0))));
+    let actions = drain(&mut session);
+    assert_eq!(exit(&actions), None, "the handshake goes on");
+    assert!(sent(&actions).is_empty(), "no second Ready");
+    let warnings = warned(&actions);
+    assert!(matches!(&warnings[..], [w] if w.contains("second RuntimeConfig before ReadyAck")), "{warnings:?}");
+    session.handle(T0 + 2, ack(true));
+    drain(&mut session);
+    // The first config's binding stands.
+    session.handle(T0 + 3, dispatch("1", "GET::/a", 0));
+    assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { handler: 0, .. })));
+}
+
+#[test]
+fn a_negative_deadline_is_in_the_past_and_only_zero_is_none() {
+    assert_eq!(event_deadline(0), None);
+    assert_eq!(event_deadline(-1), Some(-1));
+    assert_eq!(event_deadline(T0), Some(T0));
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("past", "GET::/a", -5));
+    let actions = drain(&mut session);
+    assert!(matches!(actions[0], Action::Start { .. }));
+    assert!(actions.contains(&Action::Cancel { id: "past".into(), reason: CancelReason::DeadlineExceeded }));
+    let answered = results(&actions);
+    assert!(
+        matches!(&answered[..], [r] if matches!(&r.outcome, Some(Outcome::Error(e)) if e.r#type == error_type::DEADLINE_EXCEEDED)),
+        "{answered:?}"
+    );
+    assert!(session.tables_empty());
+}
+
+#[test]
+fn warnings_about_the_runtime_are_logged_once_then_counted() {
+    let mut session = serving(&["GET::/a"], 4);
+    session.handle(T0, dispatch("held", "GET::/a", 0));
+    drain(&mut session);
+    let mut warnings = Vec::new();
+    for i in 0..1000 {
+        let now = T0 + i;
+        session.handle(now, Input::Frame(RuntimeMessage { frame: None }));
+        session.handle(now, ws_ack(&format!("stray-{i}")));
+        session.handle(now, dispatch("", "GET::/a", 0));
+        session.handle(now, dispatch("held", "GET::/a", 0));
+        let actions = drain(&mut session);
+        warnings.extend(warned(&actions));
+        // Each dispatch's place still comes back, logged or not.
+        assert_eq!(sent(&actions).len(), 2, "{actions:?}");
+    }
+    assert_eq!(warnings.len(), 3, "one line per kind (no id and an id in flight are one kind): {warnings:#?}");
+    assert!(warnings.iter().any(|w| w.contains("frame with nothing in it")));
+    assert!(warnings.iter().any(|w| w.contains("\"stray-0\", which is not awaited")));
+    assert!(warnings.iter().any(|w| w.contains("it has no id")));
+    // Then, once per interval, what was held back.
+    assert!(drain(&mut session).is_empty());
+    session.handle(T0 + WARNING_INTERVAL_MS, Input::Tick);
+    let counted = warned(&drain(&mut session));
+    assert_eq!(counted.len(), 3, "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("999 more frame(s) with nothing in them")), "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("999 more WebSocket acknowledgement(s)")), "{counted:#?}");
+    assert!(counted.iter().any(|w| w.contains("1999 more dispatch(es) that could not be answered")), "{counted:#?}");
+    assert!(counted.iter().all(|w| w.contains("in the last 10.0 s")), "{counted:#?}");
+}
+
+#[test]
+fn what_was_counted_is_said_before_the_session_ends() {
+    let mut session = serving(&["GET::/a"], 4);
+    for _ in 0..5 {
+        session.handle(T0, Input::Frame(RuntimeMessage { frame: None }));
+    }
+    drain(&mut session);
+    session.handle(T0 + 1, Input::StreamEnded { error: None });
+    let actions = drain(&mut session);
+    let exit_at = actions.iter().position(|a| matches!(a, Action::Exit(_))).unwrap();
+    let counted = actions.iter().position(|a| matches!(a, Action::Warn(w) if w.contains("4 more frame(s)"))).unwrap();
+    assert!(counted < exit_at, "{actions:?}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use celerity_proto::v1::{self as pb, Dispatch, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
 
 use super::{HandshakeReport, SessionError, WsOutcome};
@@ -102,10 +103,6 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
 /// not set.
 pub const DEFAULT_CANCEL_GRACE_MS: u64 = 1_000;
 
-/// How much of a runtime-supplied string (a tag, an id, a correlation id)
-/// is quoted in a log line or error message.
-pub const QUOTED_BYTES: usize = 256;
-
 impl SessionConfig {
     /// A configuration with the SDK's default timings.
     pub fn new(handlers: Vec<HandlerSpec>, initial_credit: u32) -> Self {
@@ -122,18 +119,10 @@ impl SessionConfig {
     }
 }
 
-/// `text` quoted for a message, cut to at most [`QUOTED_BYTES`] bytes (at a
-/// character boundary) with its full length noted: what the runtime sends
-/// may be up to a frame long, and is never echoed whole.
-pub fn quoted(text: &str) -> String {
-    if text.len() <= QUOTED_BYTES {
-        return format!("{text:?}");
-    }
-    let mut end = QUOTED_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}... ({} bytes)", &text[..end], text.len())
+/// The deadline a `Dispatch` sets, from its `deadline_unix_ms`: only 0
+/// means none, and a negative one is in the past.
+pub fn event_deadline(deadline_unix_ms: i64) -> Option<i64> {
+    (deadline_unix_ms != 0).then_some(deadline_unix_ms)
 }
 
 /// Why a handler's cancellation fired.
@@ -203,9 +192,13 @@ pub mod error_type {
     /// The handler's answer would not fit a frame
     /// (`CELERITY_MAX_MESSAGE_BYTES`); this error was sent instead.
     pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
+    /// The event's `Dispatch` could not be decoded (a string that is not
+    /// UTF-8, a message cut short); no handler ran. The message names the
+    /// field.
+    pub const UNDECODABLE: &str = "UndecodableDispatch";
 }
 
-/// Something that happened, fed to [`super::Session::handle`].
+/// Something that happened, fed to [`Session::handle`](super::Session::handle).
 // Frames are moved through once each; boxing them would cost an allocation
 // per event for no gain.
 #[allow(clippy::large_enum_variant)]
@@ -213,6 +206,25 @@ pub mod error_type {
 pub enum Input {
     /// A frame from the runtime.
     Frame(RuntimeMessage),
+    /// A frame from the runtime that did not decode: the transport's framing
+    /// was intact, so this frame is all it costs. A `Dispatch` whose id can
+    /// still be read is answered with a [`error_type::UNDECODABLE`] error
+    /// naming the field; any other is logged and its place returned.
+    Undecodable {
+        /// The frame's bytes, as they arrived.
+        frame: Bytes,
+        /// Why it did not decode.
+        error: prost::DecodeError,
+    },
+    /// The runtime sent a frame larger than this process accepts
+    /// (`CELERITY_MAX_MESSAGE_BYTES`). It was refused unread, and the
+    /// stream cannot be read past it.
+    FrameTooLarge {
+        /// The frame's length, from its header.
+        bytes: usize,
+        /// The largest frame accepted.
+        limit: usize,
+    },
     /// A handler finished, with the outcome to send.
     Completed {
         /// The dispatch id, as [`Action::Start`] gave it.
@@ -253,7 +265,7 @@ pub enum Input {
     },
 }
 
-/// Something to do, returned by [`super::Session::poll_action`].
+/// Something to do, returned by [`Session::poll_action`](super::Session::poll_action).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// Write this frame to the stream.

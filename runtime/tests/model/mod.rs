@@ -753,8 +753,8 @@ impl Harness {
         if !self.closed {
             self.available -= 1;
             if !unanswerable {
-                // A negative deadline is no deadline, as zero is.
-                let deadline = dispatch.deadline_unix_ms.max(0);
+                // Only zero is no deadline; a negative one is in the past.
+                let deadline = dispatch.deadline_unix_ms;
                 self.held.insert(id.clone(), Held { tag: tag.clone(), deadline, cancel_sent: None });
                 self.dispatched.push(id.clone());
             }

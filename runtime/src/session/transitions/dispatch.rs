@@ -8,42 +8,13 @@ use std::sync::Arc;
 use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
 
 use crate::kind::{self, HandlerKind};
-use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, quoted};
+use crate::session::warnings::Warning;
+use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, event_deadline, quoted};
 
 impl Session {
     pub(in crate::session) fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
-        if dispatch.id.is_empty() {
-            return self.unanswerable(&dispatch, "it has no id");
-        }
-        if dispatch.id.len() > MAX_ID_BYTES {
-            return self.unanswerable(&dispatch, "its id is longer than any answer may carry");
-        }
-        if self.in_flight.contains_key(dispatch.id.as_str()) {
-            // A second answer for the id would be taken as the first one's.
-            return self.unanswerable(&dispatch, "its id is still in flight");
-        }
-        if let Phase::Drained { .. } = self.phase {
-            return self.answer_unstarted(
-                dispatch.id,
-                error_type::NOT_ACCEPTING,
-                "the runtime dispatched after asking this handler to drain".to_string(),
-            );
-        }
-        if !self.credit.has_room(self.in_flight.len()) {
-            // Answered at once, never queued. Logged with a count, at
-            // doubling intervals, so a runtime that keeps doing it cannot
-            // flood the log.
-            self.over_credit += 1;
-            if self.over_credit.is_power_of_two() {
-                self.warn(format!(
-                    "the runtime dispatched {} beyond the credit window of {} ({} such dispatch(es) so far); \
-                     answered OverCapacity without running it",
-                    quoted(&dispatch.id),
-                    self.credit.window(),
-                    self.over_credit
-                ));
-            }
-            return self.answer_over_credit(dispatch.id);
+        if !self.admit(&dispatch.id, &dispatch.handler_tag) {
+            return;
         }
         let Some(&handler) = self.by_tag.get(&dispatch.handler_tag) else {
             let message = format!("no handler in this process serves tag {}", quoted(&dispatch.handler_tag));
@@ -65,36 +36,102 @@ impl Session {
                 "tag {} already has {cap} event(s) in flight, its max_concurrent",
                 quoted(&dispatch.handler_tag)
             );
-            self.warn(format!("the runtime exceeded a per-tag cap: {message}"));
+            self.warn_about(Warning::OverCap, || format!("the runtime exceeded a per-tag cap: {message}"));
             return self.answer_unstarted(dispatch.id, error_type::OVER_CAPACITY, message);
         }
 
-        let deadline = dispatch.deadline_unix_ms.max(0);
-        let timer = (deadline > 0).then_some(deadline);
+        let deadline = event_deadline(dispatch.deadline_unix_ms);
         // One allocation for the id, shared by the table, the timer and the
         // driver, instead of a copy for each.
         let id: Arc<str> = Arc::from(dispatch.id.as_str());
-        if let Some(at) = timer {
+        if let Some(at) = deadline {
             self.timers.push(Reverse((at, Arc::clone(&id))));
         }
-        self.in_flight.insert(Arc::clone(&id), InFlight { handler, deadline, cancelled: None, timer });
+        self.in_flight.insert(
+            Arc::clone(&id),
+            InFlight { handler, deadline: deadline.unwrap_or(0), cancelled: None, timer: deadline },
+        );
         self.in_flight_per_handler[handler] += 1;
         self.actions.push_back(Action::Start { handler, id, dispatch: Box::new(dispatch) });
         // A deadline already passed fires at once rather than on the next tick.
-        if timer.is_some_and(|at| at <= now) {
+        if deadline.is_some_and(|at| at <= now) {
             self.on_tick(now);
         }
     }
 
+    /// The checks every dispatch goes through before its contents are
+    /// looked at: an id that can be answered, a session still taking work,
+    /// room in the window. Returns whether it may go on; if not, it has been
+    /// dealt with.
+    pub(in crate::session) fn admit(&mut self, id: &str, tag: &str) -> bool {
+        if id.is_empty() {
+            self.unanswerable(id, tag, "it has no id");
+            return false;
+        }
+        if id.len() > MAX_ID_BYTES {
+            self.unanswerable(id, tag, "its id is longer than any answer may carry");
+            return false;
+        }
+        if self.in_flight.contains_key(id) {
+            // A second answer for the id would be taken as the first one's.
+            self.unanswerable(id, tag, "its id is still in flight");
+            return false;
+        }
+        if let Phase::Drained { .. } = self.phase {
+            self.answer_unstarted(
+                id.to_string(),
+                error_type::NOT_ACCEPTING,
+                "the runtime dispatched after asking this handler to drain".to_string(),
+            );
+            return false;
+        }
+        if !self.credit.has_room(self.in_flight.len()) {
+            // Answered at once, never queued.
+            let window = self.credit.window();
+            self.warn_about(Warning::OverCredit, || {
+                format!(
+                    "the runtime dispatched {} beyond the credit window of {window}; answered OverCapacity without running it",
+                    quoted(id)
+                )
+            });
+            self.answer_over_credit(id.to_string());
+            return false;
+        }
+        true
+    }
+
+    /// A dispatch before `ReadyAck`: never run, but never left unanswered
+    /// either, even though it breaks the handshake order.
+    pub(in crate::session) fn on_dispatch_before_ack(&mut self, id: String, tag: &str) {
+        if id.is_empty() {
+            return self.unanswerable(&id, tag, "it has no id");
+        }
+        if id.len() > MAX_ID_BYTES {
+            return self.unanswerable(&id, tag, "its id is longer than any answer may carry");
+        }
+        self.answer_unstarted(
+            id,
+            error_type::NOT_ACCEPTING,
+            "the runtime dispatched before acknowledging Ready".to_string(),
+        );
+    }
+
     /// A dispatch that cannot be answered with a `Result`: run nothing, and
-    /// give its place back with a `CreditGrant` when that can be done without
-    /// ending a withhold (see [`Credit::return_unanswered`]).
-    pub(in crate::session) fn unanswerable(&mut self, dispatch: &Dispatch, why: &str) {
-        self.warn(format!(
-            "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
-            quoted(&dispatch.id),
-            quoted(&dispatch.handler_tag)
-        ));
+    /// give its place back (see [`Session::return_place`]).
+    pub(in crate::session) fn unanswerable(&mut self, id: &str, tag: &str, why: &str) {
+        self.warn_about(Warning::Unanswerable, || {
+            format!(
+                "the runtime dispatched id {} for tag {}, which cannot be answered because {why}; it was dropped",
+                quoted(id),
+                quoted(tag)
+            )
+        });
+        self.return_place();
+    }
+
+    /// Gives back the place of a dispatch that will never be answered, with
+    /// a `CreditGrant` when that can be done without ending a withhold.
+    pub(in crate::session) fn return_place(&mut self) {
         if let Some(additional) = self.credit.return_unanswered() {
             self.send_grant(additional);
         }

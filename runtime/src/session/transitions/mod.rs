@@ -9,4 +9,5 @@ mod drain;
 mod handshake;
 mod stream_end;
 mod timers;
+mod undecodable;
 mod ws_send;

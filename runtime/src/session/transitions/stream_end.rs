@@ -11,14 +11,7 @@ impl Session {
             Phase::AwaitingAck => Some("ReadyAck"),
             _ => None,
         };
-        let ids: Vec<Arc<str>> = self.in_flight.keys().cloned().collect();
-        let lost = ids.len();
-        for id in ids {
-            // Nothing can be sent any more: cancel and drop, no answer.
-            self.actions.push_back(Action::Cancel { id: id.to_string(), reason: CancelReason::Shutdown });
-            self.actions.push_back(Action::Abandon { id: id.to_string() });
-            self.forget(&id);
-        }
+        let lost = self.abandon_unanswered();
         let result = match (expected, self.phase) {
             (Some(expected), _) => Err(SessionError::EndedDuringHandshake { expected, error }),
             (None, Phase::Drained { .. } | Phase::Draining { .. }) if lost == 0 => Ok(()),
@@ -34,5 +27,17 @@ impl Session {
         };
         self.phase = Phase::Closed;
         self.actions.push_back(Action::Exit(result));
+    }
+
+    /// Cancels and drops every event held, with no answer: nothing can be
+    /// sent for them any more. Returns how many there were.
+    pub(in crate::session) fn abandon_unanswered(&mut self) -> usize {
+        let ids: Vec<Arc<str>> = self.in_flight.keys().cloned().collect();
+        for id in &ids {
+            self.actions.push_back(Action::Cancel { id: id.to_string(), reason: CancelReason::Shutdown });
+            self.actions.push_back(Action::Abandon { id: id.to_string() });
+            self.forget(id);
+        }
+        ids.len()
     }
 }

@@ -8,6 +8,9 @@ use crate::session::{Action, CancelReason, Phase, Session, SessionError, WsOutco
 
 impl Session {
     pub(in crate::session) fn on_tick(&mut self, now: i64) {
+        if self.phase != Phase::Closed {
+            self.report_counted(now);
+        }
         match self.phase {
             Phase::AwaitingConfig | Phase::AwaitingAck => {
                 let waited = now.saturating_sub(self.started_at);

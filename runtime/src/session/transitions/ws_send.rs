@@ -4,6 +4,7 @@ use celerity_proto::v1::{self as pb, HandlerMessage, handler_message};
 
 use prost::Message as _;
 
+use crate::session::warnings::Warning;
 use crate::session::{Action, Session, WsOutcome, quoted};
 
 impl Session {
@@ -48,10 +49,12 @@ impl Session {
             self.after_answers();
         } else {
             // Given up on already (timed out), or never sent by us.
-            self.warn(format!(
-                "the runtime acknowledged WebSocket send {}, which is not awaited (it timed out, or this process did not make it); ignored",
-                quoted(&ack.correlation_id)
-            ));
+            self.warn_about(Warning::UnawaitedAck, || {
+                format!(
+                    "the runtime acknowledged WebSocket send {}, which is not awaited (it timed out, or this process did not make it); ignored",
+                    quoted(&ack.correlation_id)
+                )
+            });
         }
     }
 }

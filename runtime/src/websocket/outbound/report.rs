@@ -9,6 +9,7 @@ use bytes::Bytes;
 use celerity_proto::v1 as pb;
 
 use super::{MAX_BATCH_MESSAGES, Outbound, OutboundError};
+use crate::excerpt::{excerpt, quoted};
 
 /// What the runtime's `WsSendAck` says became of a batch.
 ///
@@ -380,7 +381,7 @@ impl fmt::Display for Failure {
         if let Some(id) = self.message_id() {
             write!(f, " (id {id:?})")?;
         }
-        if self.error.is_empty() { f.write_str(": no reason given") } else { write!(f, ": {}", self.error) }
+        if self.error.is_empty() { f.write_str(": no reason given") } else { write!(f, ": {}", excerpt(&self.error)) }
     }
 }
 
@@ -430,13 +431,15 @@ impl fmt::Display for AckAnomaly {
         match self {
             AckAnomaly::IndexOutOfRange { index, connection_id, error } => write!(
                 f,
-                "a failure names message {index}, which is not in the batch (connection {connection_id:?}: {error})"
+                "a failure names message {index}, which is not in the batch (connection {}: {})",
+                quoted(connection_id),
+                excerpt(error)
             ),
             AckAnomaly::DuplicateIndex { index, error } => {
-                write!(f, "message {index} is reported failed twice (the second time: {error})")
+                write!(f, "message {index} is reported failed twice (the second time: {})", excerpt(error))
             }
             AckAnomaly::ConnectionMismatch { index, sent, reported } => {
-                write!(f, "message {index} went to connection {sent:?} but its failure names {reported:?}")
+                write!(f, "message {index} went to connection {sent:?} but its failure names {}", quoted(reported))
             }
             AckAnomaly::FailedWithoutFailures => f.write_str("the batch is reported failed with no failure listed"),
             AckAnomaly::SucceededWithFailures => f.write_str("the batch is reported successful with failures listed"),

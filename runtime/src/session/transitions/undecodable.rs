@@ -1,0 +1,68 @@
+//! Frames this process could not take: one that did not decode, which costs
+//! only itself, and one over the size limit, which ends the stream.
+
+use prost::DecodeError;
+
+use crate::session::warnings::Warning;
+use crate::session::{Phase, Session, SessionError, error_type, quoted, wire};
+
+impl Session {
+    pub(in crate::session) fn on_undecodable(&mut self, frame: &[u8], error: &DecodeError) {
+        let salvaged = wire::salvage(frame);
+        let kind = salvaged.kind.unwrap_or("frame of unknown kind");
+        match (self.phase, salvaged.kind) {
+            // The handshake cannot go on without the frame it waits for.
+            (Phase::AwaitingConfig, _) | (Phase::AwaitingAck, Some("ReadyAck")) => {
+                let expected = if self.phase == Phase::AwaitingConfig { "RuntimeConfig" } else { "ReadyAck" };
+                self.fail(SessionError::Undecodable { frame: kind, expected, error: error.to_string() });
+            }
+            (_, Some("Dispatch")) => self.on_undecodable_dispatch(salvaged, error),
+            _ => self.warn_about(Warning::Undecodable, || {
+                format!("the SDK could not decode a {kind} from the runtime ({error}); it was ignored")
+            }),
+        }
+    }
+
+    /// A `Dispatch` that did not decode: answered with an error naming the
+    /// field when its id can be read, since that returns its place; its
+    /// place given back with a `CreditGrant` when it cannot.
+    fn on_undecodable_dispatch(&mut self, salvaged: wire::Salvaged<'_>, error: &DecodeError) {
+        let tag = salvaged.tag.map(String::from_utf8_lossy).unwrap_or_default();
+        let Some(id) = salvaged.id.and_then(|id| std::str::from_utf8(id).ok()) else {
+            let why = if salvaged.id.is_some() { "its id is not UTF-8" } else { "its id could not be read" };
+            self.warn_about(Warning::Undecodable, || {
+                format!(
+                    "the SDK could not decode a Dispatch for tag {} from the runtime ({error}), and {why}, \
+                     so it cannot be answered; it was dropped",
+                    quoted(&tag)
+                )
+            });
+            return self.return_place();
+        };
+        self.warn_about(Warning::Undecodable, || {
+            format!(
+                "the SDK could not decode Dispatch {} for tag {} from the runtime ({error}); no handler ran, \
+                 and it was answered {}",
+                quoted(id),
+                quoted(&tag),
+                error_type::UNDECODABLE
+            )
+        });
+        if self.phase == Phase::AwaitingAck {
+            return self.on_dispatch_before_ack(id.to_string(), &tag);
+        }
+        if self.admit(id, &tag) {
+            let message =
+                format!("the handler process could not decode this event's Dispatch, so no handler ran ({error})");
+            self.answer_unstarted(id.to_string(), error_type::UNDECODABLE, message);
+        }
+    }
+
+    /// A frame over `CELERITY_MAX_MESSAGE_BYTES`: refused unread. Its bytes
+    /// are still on the stream, and nothing after them can be told apart,
+    /// so the stream ends here, with what is held abandoned.
+    pub(in crate::session) fn on_frame_too_large(&mut self, bytes: usize, limit: usize) {
+        let in_flight = self.abandon_unanswered();
+        self.fail(SessionError::FrameTooLarge { bytes, limit, in_flight });
+    }
+}

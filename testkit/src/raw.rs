@@ -1,0 +1,300 @@
+//! The raw mode: a runtime side that hands out each stream as it opens,
+//! with none of the kit's bookkeeping. See [`RawRuntime`].
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytes::Bytes;
+use celerity_proto::v1::{
+    HandlerMessage, Ready, ReadyAck, RuntimeConfig, RuntimeMessage, handler_message, runtime_message,
+};
+use tokio::sync::{Mutex, mpsc};
+use tonic::transport::Server;
+use tonic::{Status, Streaming};
+
+use crate::codec::Outgoing;
+use crate::error::{Error, StreamEnd};
+use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::runtime::{DEFAULT_ACCEPT_TIMEOUT, DEFAULT_READY_TIMEOUT};
+use crate::service::{Frame, Limits, RuntimeService, Streams};
+
+/// How many frames a stream queues for sending, by default, before a send
+/// waits.
+pub const DEFAULT_RAW_QUEUE: usize = 1024;
+
+/// Builds a [`RawRuntime`]. Start with [`RawRuntime::builder`].
+#[derive(Debug)]
+pub struct RawRuntimeBuilder {
+    listen: Listen,
+    queue: usize,
+    hold_headers: bool,
+    max_message_bytes: Option<usize>,
+    stream_window: Option<u32>,
+    connection_window: Option<u32>,
+    accept_timeout: Duration,
+}
+
+impl Default for RawRuntimeBuilder {
+    fn default() -> Self {
+        RawRuntimeBuilder {
+            listen: Listen::TempUnix,
+            queue: DEFAULT_RAW_QUEUE,
+            hold_headers: false,
+            max_message_bytes: None,
+            stream_window: None,
+            connection_window: None,
+            accept_timeout: DEFAULT_ACCEPT_TIMEOUT,
+        }
+    }
+}
+
+impl RawRuntimeBuilder {
+    /// Listens on this Unix socket path (parent created if needed). The
+    /// default is `runtime.sock` in a fresh temporary directory.
+    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.listen = Listen::Unix(path.into());
+        self
+    }
+
+    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port.
+    pub fn tcp(mut self, port: u16) -> Self {
+        self.listen = Listen::Tcp(port);
+        self
+    }
+
+    /// How many frames each stream queues for sending before a send waits
+    /// (at least one); default [`DEFAULT_RAW_QUEUE`]. With 1, a send waits
+    /// as soon as the transport stops taking frames.
+    pub fn queue(mut self, frames: usize) -> Self {
+        self.queue = frames.max(1);
+        self
+    }
+
+    /// Holds each stream's response headers back until its first frame is
+    /// sent, as grpc-go and grpcio servers do by default (the kit otherwise
+    /// sends them as soon as the stream opens).
+    pub fn hold_headers_until_first_frame(mut self) -> Self {
+        self.hold_headers = true;
+        self
+    }
+
+    /// The largest frame read from or sent to a handler; by default tonic's
+    /// (4 MiB read, no limit sent).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = Some(bytes);
+        self
+    }
+
+    /// HTTP/2 flow-control windows: per stream and per connection, in
+    /// bytes; by default the transport's.
+    pub fn windows(mut self, stream: u32, connection: u32) -> Self {
+        self.stream_window = Some(stream);
+        self.connection_window = Some(connection);
+        self
+    }
+
+    /// How long [`RawRuntime::accept`] waits; default 60 s.
+    pub fn accept_timeout(mut self, timeout: Duration) -> Self {
+        self.accept_timeout = timeout;
+        self
+    }
+
+    /// Binds the listener and starts serving in a background task.
+    pub async fn bind(self) -> Result<RawRuntime, Error> {
+        let (streams, queue) = mpsc::unbounded_channel();
+        let service = RuntimeService::new(
+            Streams::Raw { streams, capacity: self.queue, hold_headers: self.hold_headers },
+            Limits { decoding: self.max_message_bytes, encoding: self.max_message_bytes },
+        );
+        let server = Server::builder()
+            .initial_stream_window_size(self.stream_window)
+            .initial_connection_window_size(self.connection_window);
+        let serving = listen::serve(self.listen, server, service).await?;
+        Ok(RawRuntime { serving, queue: Mutex::new(queue), accept_timeout: self.accept_timeout })
+    }
+}
+
+/// A runtime side that hands out each handler stream as it opens, with no
+/// handshake and no bookkeeping: the kit's raw mode.
+///
+/// A [`TestRuntime`](crate::TestRuntime) runs the handshake itself, keeps
+/// the credit account and records every protocol violation: the right thing
+/// for testing a handler against a runtime that behaves. A [`RawRuntime`]
+/// does none of that. Each [`RawStream`] is the stream as the transport gave
+/// it: the test sends what it likes (any `RuntimeMessage`, or bytes that no
+/// encoder would produce), when it likes (never a `RuntimeConfig`, say), and
+/// reads the handler's frames itself, or stops reading them. Sends wait once
+/// the stream's queue is full ([`RawRuntimeBuilder::queue`]), so a test can
+/// see backpressure; and nothing is done per frame but encoding it, so a
+/// load generator measures the handler rather than the kit.
+///
+/// ```no_run
+/// use celerity_testkit::RawRuntime;
+/// use celerity_testkit::proto::v1::RuntimeConfig;
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let rt = RawRuntime::builder().bind().await?;
+/// // ... start the handler with rt.env() ...
+/// let mut stream = rt.accept().await?;
+/// let ready = stream.handshake(RuntimeConfig::default()).await?;
+/// // A frame whose string field is not UTF-8.
+/// stream.outbound.send_bytes(vec![0x1a, 0x03, 0x0a, 0x01, 0xff]).await?;
+/// let answer = stream.next_message().await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Dropping it stops accepting new streams and removes the socket; streams
+/// already handed out live on.
+#[derive(Debug)]
+pub struct RawRuntime {
+    serving: Serving,
+    queue: Mutex<mpsc::UnboundedReceiver<RawStream>>,
+    accept_timeout: Duration,
+}
+
+impl RawRuntime {
+    /// A builder with the defaults: a fresh temporary Unix socket, a queue
+    /// of [`DEFAULT_RAW_QUEUE`] frames, the transport's own limits.
+    pub fn builder() -> RawRuntimeBuilder {
+        RawRuntimeBuilder::default()
+    }
+
+    /// Where it listens.
+    pub fn address(&self) -> &ListenAddress {
+        &self.serving.address
+    }
+
+    /// The Unix socket path, when listening on one.
+    pub fn socket_path(&self) -> Option<&Path> {
+        match &self.serving.address {
+            ListenAddress::Unix(path) => Some(path),
+            ListenAddress::Tcp(_) => None,
+        }
+    }
+
+    /// The bound TCP address, when listening on loopback TCP.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match &self.serving.address {
+            ListenAddress::Tcp(addr) => Some(*addr),
+            ListenAddress::Unix(_) => None,
+        }
+    }
+
+    /// The environment a handler process needs to connect here (see
+    /// [`ListenAddress::env`]).
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.serving.address.env()
+    }
+
+    /// Waits (default accept timeout) for the next handler stream to open.
+    pub async fn accept(&self) -> Result<RawStream, Error> {
+        self.accept_timeout(self.accept_timeout).await
+    }
+
+    /// [`accept`](Self::accept), waiting at most `timeout`.
+    pub async fn accept_timeout(&self, timeout: Duration) -> Result<RawStream, Error> {
+        let mut queue = self.queue.lock().await;
+        match tokio::time::timeout(timeout, queue.recv()).await {
+            Err(_) => Err(Error::Timeout {
+                waiting_for: "a handler to open its stream".to_owned(),
+                after: timeout,
+                state: format!("listening on {}", self.serving.address),
+            }),
+            Ok(None) => Err(Error::RuntimeStopped),
+            Ok(Some(stream)) => Ok(stream),
+        }
+    }
+
+    /// The next stream if one has opened and not been taken, without
+    /// waiting.
+    pub fn try_accept(&self) -> Option<RawStream> {
+        self.queue.try_lock().ok()?.try_recv().ok()
+    }
+}
+
+/// One handler stream, as the transport gave it.
+///
+/// The two halves are fields, so that a test can read in one task and send
+/// in another, or drop either half on its own: dropping `outbound` (every
+/// clone of it) ends the runtime's side of the stream cleanly.
+#[derive(Debug)]
+pub struct RawStream {
+    /// What the handler sends, read with [`Streaming::message`] (or
+    /// [`RawStream::next_message`]); nothing is read unless the test reads
+    /// it.
+    pub inbound: Streaming<HandlerMessage>,
+    /// What the runtime side sends.
+    pub outbound: RawSender,
+}
+
+impl RawStream {
+    pub(crate) fn new(inbound: Streaming<HandlerMessage>, outbound: mpsc::Sender<Frame>) -> Self {
+        RawStream { inbound, outbound: RawSender { tx: outbound } }
+    }
+
+    /// The handler's next frame: `Ok(None)` once it ended its stream.
+    pub async fn next_message(&mut self) -> Result<Option<HandlerMessage>, Status> {
+        self.inbound.message().await
+    }
+
+    /// Reads the handler's first frame, which must be `Ready`, waiting at
+    /// most `timeout`. Sends nothing.
+    pub async fn read_ready(&mut self, timeout: Duration) -> Result<Ready, Error> {
+        match tokio::time::timeout(timeout, self.inbound.message()).await {
+            Err(_) => Err(Error::ReadyTimeout(timeout)),
+            Ok(Ok(None)) => Err(Error::ClosedBeforeReady(StreamEnd::Clean)),
+            Ok(Err(status)) => Err(Error::ClosedBeforeReady(StreamEnd::from_status(&status))),
+            Ok(Ok(Some(HandlerMessage { frame: Some(handler_message::Frame::Ready(ready)) }))) => Ok(ready),
+            Ok(Ok(Some(other))) => Err(Error::UnexpectedFirstFrame(Box::new(other))),
+        }
+    }
+
+    /// The handshake, without the runtime's checks: sends `config`, reads
+    /// `Ready` (within [`DEFAULT_READY_TIMEOUT`]) and accepts it whatever
+    /// it declares. Returns the `Ready`.
+    pub async fn handshake(&mut self, config: RuntimeConfig) -> Result<Ready, Error> {
+        self.outbound.send_frame(runtime_message::Frame::Config(config)).await?;
+        let ready = self.read_ready(DEFAULT_READY_TIMEOUT).await?;
+        let ack = ReadyAck { accepted: true, ..Default::default() };
+        self.outbound.send_frame(runtime_message::Frame::ReadyAck(ack)).await?;
+        Ok(ready)
+    }
+}
+
+/// The sending half of a [`RawStream`]. Clones send on the same stream.
+#[derive(Debug, Clone)]
+pub struct RawSender {
+    tx: mpsc::Sender<Frame>,
+}
+
+impl RawSender {
+    /// Sends a message, waiting while the stream's queue is full. Fails
+    /// with [`Error::SenderClosed`] once the stream has ended.
+    pub async fn send(&self, message: RuntimeMessage) -> Result<(), Error> {
+        self.tx.send(Ok(Outgoing::Message(message))).await.map_err(|_| Error::SenderClosed)
+    }
+
+    /// Sends a message holding `frame`.
+    pub async fn send_frame(&self, frame: runtime_message::Frame) -> Result<(), Error> {
+        self.send(RuntimeMessage { frame: Some(frame) }).await
+    }
+
+    /// Sends `bytes` as one frame, exactly as given: an encoded message
+    /// changed by hand, cut short, or anything else.
+    pub async fn send_bytes(&self, bytes: impl Into<Bytes>) -> Result<(), Error> {
+        self.tx.send(Ok(Outgoing::Bytes(bytes.into()))).await.map_err(|_| Error::SenderClosed)
+    }
+
+    /// Ends the runtime's side of the stream with an error status, after
+    /// the frames already queued.
+    pub async fn end_with(&self, status: Status) -> Result<(), Error> {
+        self.tx.send(Err(status)).await.map_err(|_| Error::SenderClosed)
+    }
+
+    /// Whether the stream has ended, so that nothing more can be sent.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
