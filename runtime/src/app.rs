@@ -339,6 +339,7 @@ impl App {
         // A binary with a malformed tag, or two handlers for one tag, is
         // broken whatever is asked of it, manifest included.
         registry::check(&registrations).map_err(Error::from)?;
+        registry::check_state(&registrations, &self.state).map_err(Error::from)?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             println!("{}", crate::manifest::render(&registrations));

@@ -192,6 +192,11 @@ impl StateMap {
         self.values.insert(TypeId::of::<T>(), value);
     }
 
+    /// Whether a value of the type `type_id` is held.
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.values.contains_key(&type_id)
+    }
+
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.values.get(&TypeId::of::<T>()).and_then(|v| Arc::clone(v).downcast::<T>().ok())
     }

@@ -12,10 +12,11 @@ use celerity_tags::{TagError, TagKind, parse_tag};
 
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOptions, WholeBatch};
 use crate::context::Context;
+use crate::context::StateMap;
 use crate::custom::{Custom, CustomHandler};
 use crate::http::{Http, HttpHandler};
 pub use crate::kind::HandlerKind;
-use crate::pipeline::{self, Endpoint, Handler, Kind};
+use crate::pipeline::{self, Endpoint, Handler, Kind, Needs};
 use crate::schedule::{Schedule, ScheduleHandler};
 pub use crate::session::HandlerKey;
 use crate::websocket::{WebSocket, WebSocketHandler};
@@ -52,6 +53,8 @@ pub struct Registration {
     pub(crate) max_concurrent: Option<u32>,
     pub(crate) origin: Origin,
     pub(crate) endpoint: Arc<dyn Endpoint>,
+    /// What the handler's arguments need of the application and the route.
+    pub(crate) needs: Needs,
     /// Why the tag does not fit the kind, if it does not.
     tag_error: Option<TagError>,
 }
@@ -123,6 +126,7 @@ impl Registration {
             max_concurrent: None,
             origin,
             endpoint: pipeline::endpoint::<K, H, Args>(handler, options),
+            needs: H::needs(),
             tag_error,
         }
     }
@@ -289,6 +293,23 @@ pub enum RegistryError {
     },
     /// Two handlers are bound the same way.
     Duplicate(DuplicateHandler),
+    /// A handler's arguments cannot be taken from its route: a `Path<T>`
+    /// reading other parameters than the route has.
+    RouteMismatch {
+        /// The tag.
+        tag: String,
+        /// The handler.
+        origin: Origin,
+        /// What does not fit.
+        problem: String,
+    },
+    /// A handler takes `State<T>` of a type the application never provided.
+    MissingState {
+        /// The handler.
+        origin: Origin,
+        /// The type of the state.
+        type_name: &'static str,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -298,6 +319,13 @@ impl fmt::Display for RegistryError {
                 write!(f, "handler {origin} has the tag {tag:?}: {error}")
             }
             RegistryError::Duplicate(duplicate) => duplicate.fmt(f),
+            RegistryError::RouteMismatch { tag, origin, problem } => {
+                write!(f, "handler {origin} cannot serve {tag}: {problem}")
+            }
+            RegistryError::MissingState { origin, type_name } => write!(
+                f,
+                "handler {origin} takes State<{type_name}>, which the application never provided: give it with App::state"
+            ),
         }
     }
 }
@@ -347,6 +375,42 @@ pub(crate) fn check(registrations: &[Registration]) -> Result<(), RegistryError>
                 first,
                 second: registration.origin,
             }));
+        }
+    }
+    registrations.iter().try_for_each(check_route)
+}
+
+/// Checks that a handler bound by tag can take its arguments from the tag's
+/// route. (One bound by name learns its tag at the handshake; its `Path<T>`
+/// is checked on each request, and a mismatch answered as the handler's
+/// fault.)
+fn check_route(registration: &Registration) -> Result<(), RegistryError> {
+    let HandlerKey::Tag(tag) = &registration.key else {
+        return Ok(());
+    };
+    if registration.needs.route.is_empty() || registration.kind != HandlerKind::Http {
+        return Ok(());
+    }
+    let Ok(normalised) = parse_tag(TagKind::Http, tag) else {
+        return Ok(());
+    };
+    for check in &registration.needs.route {
+        check(&normalised.params).map_err(|problem| RegistryError::RouteMismatch {
+            tag: tag.clone(),
+            origin: registration.origin,
+            problem,
+        })?;
+    }
+    Ok(())
+}
+
+/// Checks that the state every handler takes is in `state`.
+pub(crate) fn check_state(registrations: &[Registration], state: &StateMap) -> Result<(), RegistryError> {
+    for registration in registrations {
+        for need in &registration.needs.states {
+            if !state.contains(need.type_id) {
+                return Err(RegistryError::MissingState { origin: registration.origin, type_name: need.type_name });
+            }
         }
     }
     Ok(())

@@ -12,6 +12,8 @@ const DEMO: &str = env!("CARGO_BIN_EXE_demo");
 const DUPLICATE_TAGS: &str = env!("CARGO_BIN_EXE_duplicate_tags");
 const NAME_CLASH: &str = env!("CARGO_BIN_EXE_name_clash");
 const MALFORMED_TAG: &str = env!("CARGO_BIN_EXE_malformed_tag");
+const MISSING_STATE: &str = env!("CARGO_BIN_EXE_missing_state");
+const PATH_MISMATCH: &str = env!("CARGO_BIN_EXE_path_mismatch");
 const EXIT_WAIT: Duration = Duration::from_secs(20);
 
 /// The blueprint of `demo`, less the handlers named in `leave_out`.
@@ -25,7 +27,6 @@ fn demo_blueprint(leave_out: &[&str]) -> TestRuntimeBuilder {
         ("search", "GET::/search"),
         ("addNote", "POST::/notes"),
         ("getFile", "GET::/files/{*path}"),
-        ("unprovided", "GET::/unprovided"),
         ("sendMessage", "action::sendMessage"),
         ("processOrders", "source::orders-queue::processOrders"),
         ("nightlyCleanup", "source::nightly::cleanup"),
@@ -127,14 +128,6 @@ async fn state_is_shared_by_every_handler_and_event() {
     conn.call(batch).await.unwrap();
     let result = conn.call(event::http("GET", "/hits").route("/hits")).await.unwrap();
     assert_eq!(text(http_response(&result)), "4");
-
-    // State the application never provided: a 500 naming what is missing.
-    let result = conn.call(event::http("GET", "/unprovided").route("/unprovided")).await.unwrap();
-    let response = http_response(&result);
-    assert_eq!(response.status, 500);
-    let body = json_body(response);
-    let message = body["message"].as_str().unwrap();
-    assert!(message.contains("State<") && message.contains("NotProvided") && message.contains("App::state"), "{body}");
     stop(conn, process).await;
 }
 
@@ -301,6 +294,41 @@ async fn a_malformed_tag_given_to_the_explicit_api_is_refused_before_connecting_
     assert!(process.stderr_text().contains(&expected), "{}", process.output_text());
 }
 
+/// Runs `binary` against a runtime, then with `--manifest`: both must exit
+/// non-zero before connecting, saying `expected` on stderr.
+async fn refused_at_startup(binary: &str, expected: &str) {
+    let rt = TestRuntime::builder().handler("h", "GET::/h").bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, binary).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    assert!(process.stderr_text().contains(expected), "expected {expected:?} in:\n{}", process.output_text());
+    match rt.accept_timeout(Duration::from_millis(300)).await {
+        Err(Error::Timeout { .. }) => {}
+        other => panic!("{binary} should not have connected: {other:?}"),
+    }
+    let mut process = HandlerProcess::command(binary).envs(rt.env()).arg("--manifest").spawn().unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    assert!(process.stdout_text().is_empty(), "{}", process.output_text());
+    assert!(process.stderr_text().contains(expected), "expected {expected:?} in:\n{}", process.output_text());
+}
+
+#[tokio::test]
+async fn state_the_application_never_provided_stops_it_at_startup_naming_the_handler_and_type() {
+    let file = "examples/registry-demo/src/bin/missing_state.rs";
+    let expected = format!(
+        "handler missing_state::count_hits ({file}:11) takes State<missing_state::Hits>, which the application never provided: give it with App::state"
+    );
+    refused_at_startup(MISSING_STATE, &expected).await;
+}
+
+#[tokio::test]
+async fn a_path_that_does_not_fit_its_route_stops_the_application_at_startup() {
+    let file = "examples/registry-demo/src/bin/path_mismatch.rs";
+    let expected = format!(
+        "handler path_mismatch::get_line ({file}:15) cannot serve GET::/orders/{{order}}/lines/{{line}}: `Path<path_mismatch::LinePath>` reads the field(s) `item`, which the route does not have: it has 2 parameters, `order`, `line`"
+    );
+    refused_at_startup(PATH_MISMATCH, &expected).await;
+}
+
 #[tokio::test]
 async fn a_name_that_resolves_to_a_tag_already_served_is_a_startup_error_naming_both() {
     let rt = TestRuntime::builder().handler("listOrders", "GET::/orders").bind().await.unwrap();
@@ -321,7 +349,7 @@ async fn the_manifest_lists_tags_and_names() {
     assert_eq!(exit_code(&mut process).await, 0, "{}", process.output_text());
     let manifest: Value = serde_json::from_str(&process.stdout_text()).unwrap();
     let handlers = manifest["handlers"].as_array().unwrap();
-    assert_eq!(handlers.len(), 14, "{manifest:#}");
+    assert_eq!(handlers.len(), 13, "{manifest:#}");
     let by_name: Vec<&Value> = handlers.iter().filter(|h| h.get("name").is_some()).collect();
     assert_eq!(by_name.len(), 2, "{manifest:#}");
     assert_eq!(by_name[0]["name"], "getOrder");

@@ -5,10 +5,11 @@ use http::{HeaderMap, Method, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use super::de::{ParamsKind, from_params};
+use super::path_shape::path_fits;
 use super::{ErrorDetail, Http, HttpError, PathSegment, Request};
 use crate::context::Context;
 use crate::json::decode_json;
-use crate::pipeline::FromEvent;
+use crate::pipeline::{FromEvent, Needs};
 
 /// `Json<T>` is shared by every kind of handler; HTTP names it here too.
 pub use crate::json::Json;
@@ -80,8 +81,26 @@ impl FromEvent<Http> for Method {
 pub struct Path<T>(pub T);
 
 impl<T: DeserializeOwned> FromEvent<Http> for Path<T> {
-    fn from_event(request: &mut Request, _cx: &Context) -> Result<Self, HttpError> {
-        from_params(request.path_params(), ParamsKind::Path).map(Path).map_err(|error| params_error(&error))
+    fn from_event(request: &mut Request, cx: &Context) -> Result<Self, HttpError> {
+        from_params(request.path_params(), ParamsKind::Path).map(Path).map_err(|error| {
+            // A parameter the route does not have is not the caller's doing:
+            // the handler reads more than its route offers (checked at
+            // startup for a handler bound by tag).
+            if error.code() == "missing" {
+                return HttpError::internal(format!(
+                    "handler `{}` reads a path parameter its route {} does not have: {}",
+                    cx.handler_name(),
+                    crate::excerpt::quoted(request.route()),
+                    error.message()
+                ));
+            }
+            params_error(&error)
+        })
+    }
+
+    /// The route must have the parameters `T` reads.
+    fn needs(needs: &mut Needs) {
+        needs.route(path_fits::<T>);
     }
 }
 

@@ -26,6 +26,7 @@ mod error;
 mod extract;
 mod kind;
 mod params;
+mod path_shape;
 mod respond;
 
 use std::collections::HashMap;

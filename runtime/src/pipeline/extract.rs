@@ -1,6 +1,6 @@
 //! Taking a handler's arguments from its event.
 
-use super::Kind;
+use super::{Kind, Needs};
 use crate::context::{Context, State};
 use crate::websocket::WsSender;
 
@@ -52,6 +52,11 @@ pub trait FromEvent<K: Kind>: Sized {
     fn from_event_owned(mut event: K::Event, cx: &Context) -> Result<Self, K::Rejection> {
         Self::from_event(&mut event, cx)
     }
+
+    /// What the argument needs of the application and of the handler's
+    /// route, checked before anything is served. Nothing, by default.
+    #[doc(hidden)]
+    fn needs(_needs: &mut Needs) {}
 }
 
 /// The event's context, for every kind.
@@ -65,6 +70,10 @@ impl<K: Kind> FromEvent<K> for Context {
 impl<K: Kind, T: Send + Sync + 'static> FromEvent<K> for State<T> {
     fn from_event(_event: &mut K::Event, cx: &Context) -> Result<Self, K::Rejection> {
         State::from_context(cx).map_err(K::Rejection::from)
+    }
+
+    fn needs(needs: &mut Needs) {
+        needs.state::<T>();
     }
 }
 

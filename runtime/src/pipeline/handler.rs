@@ -7,7 +7,7 @@ use std::task::{Context as TaskContext, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::{FromEvent, IntoAnswer, Kind};
+use super::{FromEvent, IntoAnswer, Kind, Needs};
 use crate::context::Context;
 
 /// A handler of kind `K`: an `async fn` (or a closure returning a future)
@@ -42,6 +42,12 @@ pub trait Handler<K: Kind, Args>: Send + Sync + Sized + 'static {
     /// that cannot be taken is answered with its rejection, and the
     /// function is not called.
     fn call(&self, event: K::Event, cx: &Context) -> Self::Future;
+
+    /// What the arguments need before the handler can serve.
+    #[doc(hidden)]
+    fn needs() -> Needs {
+        Needs::default()
+    }
 }
 
 pin_project! {
@@ -141,6 +147,13 @@ macro_rules! impl_handler {
                     Err(rejection) => return HandlerCall::rejected(rejection),
                 };
                 HandlerCall::running(self($($arg,)* $last))
+            }
+
+            fn needs() -> Needs {
+                let mut needs = Needs::default();
+                $($arg::needs(&mut needs);)*
+                $last::needs(&mut needs);
+                needs
             }
         }
     };

@@ -24,6 +24,7 @@ mod endpoint;
 mod extract;
 mod handler;
 mod kind;
+mod needs;
 
 pub use answer::IntoAnswer;
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use extract::FromEvent;
 pub use handler::{Handler, HandlerCall};
 pub use kind::Kind;
 pub(crate) use kind::{sealed, whole_event_kind};
+pub use needs::Needs;
 
 /// Declares the traits that name what a handler of one kind takes, returns
 /// and is, for compile errors that say so in that kind's own words.

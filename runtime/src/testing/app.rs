@@ -445,6 +445,12 @@ impl Call {
         self,
         cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
     ) -> (Context, Pin<Box<dyn Future<Output = WireOutcome> + Send>>) {
+        if let Some(registration) = &self.registration
+            && let Err(error) = registry::check_state(std::slice::from_ref(registration), &self.state)
+        {
+            // What stops a real application from starting.
+            panic!("{error}");
+        }
         let now = SystemTime::now();
         let clock = Clock::starting_at(now);
         let dispatch = self.event.into_dispatch(&self.tag, self.default_id, now);

@@ -25,9 +25,6 @@ struct Hits {
     count: AtomicU64,
 }
 
-/// Never given to the `App`: a handler taking it fails with a 500.
-struct NotProvided;
-
 #[derive(Serialize)]
 struct Order {
     id: u64,
@@ -101,11 +98,6 @@ async fn add_note(note: String) -> Result<String, HttpError> {
 #[http_handler("GET::/files/{path+}")]
 async fn get_file(Path(path): Path<Vec<String>>, cx: Context) -> String {
     format!("{} via {}", path.join("/"), cx.tag())
-}
-
-#[http_handler("GET::/unprovided")]
-async fn unprovided(_state: State<NotProvided>) -> &'static str {
-    "unreachable"
 }
 
 #[websocket_handler("action::sendMessage")]

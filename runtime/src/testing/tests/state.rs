@@ -31,18 +31,22 @@ async fn state_given_to_one_call_replaces_the_app_s_for_that_call() {
 }
 
 #[tokio::test]
-async fn missing_state_is_answered_as_the_sdk_answers_it() {
+#[should_panic(
+    expected = "takes State<celerity::testing::tests::state::Counter>, which the application never provided"
+)]
+async fn missing_state_stops_the_call_as_it_stops_the_application() {
     let app = TestApp::empty().http("POST::/count", count);
-    let response = app.call("POST::/count", TestRequest::post("/count")).await.expect_http();
-    assert_eq!(response.status(), 500);
-    assert!(response.text().contains("App::state"), "{}", response.text());
+    let _ = app.call("POST::/count", TestRequest::post("/count")).await;
+}
 
+#[tokio::test]
+async fn state_given_to_the_call_alone_is_enough() {
     async fn record(_record: RawRecord, _limit: State<u32>) -> Result<(), Error> {
         Ok(())
     }
     let app = TestApp::empty().consumer("source::q::p", record);
-    let result = app.call("source::q::p", TestBatch::new().record("m-1", "{}")).await.expect_batch();
-    assert!(result.failure("m-1").unwrap().contains("App::state"));
+    let result = app.call("source::q::p", TestBatch::new().record("m-1", "{}")).state(5u32).await.expect_batch();
+    assert!(result.is_success());
     let app = app.state(5u32);
     assert!(app.call("source::q::p", TestBatch::new().record("m-1", "{}")).await.expect_batch().is_success());
 }

@@ -1,0 +1,42 @@
+//! What a handler's arguments need before it can serve, checked when the
+//! application starts rather than discovered on a request.
+
+use std::any::TypeId;
+
+/// What a handler's arguments need: shared state the application must
+/// provide, and what the handler's route must offer. Gathered from each
+/// argument ([`super::FromEvent::needs`]) when the handler is registered,
+/// and checked before the application connects (and before it prints its
+/// manifest). Not a public API: an argument of your own needs nothing.
+#[doc(hidden)]
+#[derive(Debug, Default, Clone)]
+pub struct Needs {
+    pub(crate) states: Vec<StateNeed>,
+    pub(crate) route: Vec<RouteCheck>,
+}
+
+/// A `State<T>` an argument takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StateNeed {
+    pub(crate) type_id: TypeId,
+    pub(crate) type_name: &'static str,
+}
+
+/// Whether an argument can be taken from the parameters of a route (their
+/// names, in order): `Err` says why not.
+pub(crate) type RouteCheck = fn(&[String]) -> Result<(), String>;
+
+impl Needs {
+    /// The application must provide a `State<T>`.
+    pub fn state<T: 'static>(&mut self) {
+        let need = StateNeed { type_id: TypeId::of::<T>(), type_name: std::any::type_name::<T>() };
+        if !self.states.contains(&need) {
+            self.states.push(need);
+        }
+    }
+
+    /// The handler's route must pass `check`.
+    pub fn route(&mut self, check: fn(&[String]) -> Result<(), String>) {
+        self.route.push(check);
+    }
+}
