@@ -7,12 +7,12 @@ use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Token, UnOp};
 
-use celerity_tags::{TagKind, parse_tag};
+use celerity_tags::{NormalisedTag, TagKind, parse_tag};
 
 /// How a handler is bound to the blueprint.
 pub enum Binding {
     /// By tag, checked and normalised.
-    Tag(String),
+    Tag(NormalisedTag),
     /// By the blueprint's handler name or published name.
     Name(String),
 }
@@ -80,7 +80,7 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
     let items = (|input: ParseStream| parse_items(kind, input)).parse2(attr)?;
 
     let mut errors = Errors::default();
-    let mut tag: Option<(LitStr, String)> = None;
+    let mut tag: Option<(LitStr, NormalisedTag)> = None;
     let mut name: Option<(Ident, String)> = None;
     let mut max_concurrent: Option<(Ident, u32)> = None;
     let mut concurrency: Option<(Ident, u32)> = None;
@@ -100,7 +100,7 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
                     continue;
                 }
                 match parse_tag(kind, &literal.value()) {
-                    Ok(normalised) => tag = Some((literal, normalised.tag)),
+                    Ok(normalised) => tag = Some((literal, normalised)),
                     Err(error) => {
                         let mut message = error.message.clone();
                         if let Some(suggestion) = &error.suggestion {
@@ -108,7 +108,7 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
                         }
                         errors.push(syn::Error::new_spanned(&literal, message));
                         // Keep a placeholder so a `name` beside it is still reported.
-                        tag = Some((literal, String::new()));
+                        tag = Some((literal, NormalisedTag { kind, tag: String::new(), params: Vec::new() }));
                     }
                 }
             }
@@ -395,7 +395,7 @@ mod tests {
     #[test]
     fn tag_and_options() {
         let args = parse_ok(TagKind::Http, quote!("GET::/files/{path+}", max_concurrent = 4));
-        assert!(matches!(args.binding, Binding::Tag(ref t) if t == "GET::/files/{*path}"));
+        assert!(matches!(args.binding, Binding::Tag(ref t) if t.tag == "GET::/files/{*path}"));
         assert_eq!(args.max_concurrent, Some(4));
         let args = parse_ok(TagKind::Consumer, quote!(name = "processOrders", concurrency = 8,));
         assert!(matches!(args.binding, Binding::Name(ref n) if n == "processOrders"));

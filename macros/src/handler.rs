@@ -11,6 +11,7 @@ use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
 
 use crate::args::{self, Binding, Errors, HandlerArgs};
 use crate::kind::{ConsumerMode, KindSpec};
+use crate::path_check;
 use celerity_tags::TagKind;
 
 /// Expands a handler attribute of `kind`.
@@ -39,7 +40,14 @@ pub fn expand(kind: TagKind, attr: TokenStream, item: TokenStream) -> TokenStrea
         check_signature(kind, &function.sig, &mut errors);
     }
     let args = match args {
-        Ok(args) => Some(args),
+        Ok(args) => {
+            if let (Some(function), Binding::Tag(tag)) = (&function, &args.binding)
+                && kind == TagKind::Http
+            {
+                path_check::check(&function.sig, &tag.tag, &tag.params, &mut errors);
+            }
+            Some(args)
+        }
         Err(error) => {
             errors.push(error);
             None
@@ -284,7 +292,10 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
     let body_check = spec.body.map(|body| body_check(&spec, body, &types));
 
     let key = match &args.binding {
-        Binding::Tag(tag) => quote!(::celerity::HandlerKey::Tag(::std::string::String::from(#tag))),
+        Binding::Tag(tag) => {
+            let tag = &tag.tag;
+            quote!(::celerity::HandlerKey::Tag(::std::string::String::from(#tag)))
+        }
         Binding::Name(name) => quote!(::celerity::HandlerKey::Name(::std::string::String::from(#name))),
     };
     let max_concurrent = args.max_concurrent.map(|n| {

@@ -28,13 +28,15 @@
 //! and the answer made by `celerity::Handler`, not by generated code. The
 //! checks put each type error on the argument or return type it is about,
 //! in the words of the handler's kind. What the macros check themselves (the
-//! tag's form, the options, the signature) is reported with the original
+//! tag's form, the options, the signature, a `Path<T>` tuple or single value
+//! against the route's parameters) is reported with the original
 //! item still emitted, so no secondary errors follow.
 
 mod args;
 mod handler;
 mod kind;
 mod main_attr;
+mod path_check;
 
 use proc_macro::TokenStream;
 
