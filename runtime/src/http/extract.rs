@@ -124,6 +124,31 @@ impl<T: DeserializeOwned> FromEvent<Http> for Query<T> {
     }
 }
 
+/// A query that may be absent: `None` when the request has no query
+/// parameters at all, the parsed value when it has some. Parameters that are
+/// there but do not fit `T` are still a `400` naming the field, so that a
+/// caller's typo is not silently read as "no query".
+///
+/// ```
+/// use celerity::http::Query;
+/// #[derive(serde::Deserialize)]
+/// struct Filter { status: String }
+/// async fn list(filter: Option<Query<Filter>>) -> String {
+///     match filter {
+///         Some(Query(filter)) => format!("orders that are {}", filter.status),
+///         None => "every order".to_string(),
+///     }
+/// }
+/// ```
+impl<T: DeserializeOwned> FromEvent<Http> for Option<Query<T>> {
+    fn from_event(request: &mut Request, cx: &Context) -> Result<Self, HttpError> {
+        if request.query().is_empty() {
+            return Ok(None);
+        }
+        Query::from_event(request, cx).map(Some)
+    }
+}
+
 fn params_error(error: &super::ParamsError) -> HttpError {
     HttpError::bad_request(error.message().to_string()).with_detail(ErrorDetail::new(
         error.code(),
@@ -233,6 +258,22 @@ mod tests {
         assert!(value.is_none());
         let mut request = Request::new(Method::POST, "/").with_body("nope");
         assert!(take::<Option<Json<Order>>>(&mut request, &cx()).is_err());
+    }
+
+    #[test]
+    fn optional_query_is_none_without_parameters_and_refuses_ones_that_do_not_fit() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Limit {
+            limit: usize,
+        }
+        let mut request = Request::new(Method::GET, "/orders");
+        assert!(take::<Option<Query<Limit>>>(&mut request, &cx()).unwrap().is_none());
+        let mut request = Request::new(Method::GET, "/orders").with_query("limit", "5");
+        assert_eq!(take::<Option<Query<Limit>>>(&mut request, &cx()).unwrap().unwrap().0.limit, 5);
+        let mut request = Request::new(Method::GET, "/orders").with_query("limit", "x");
+        let error = take::<Option<Query<Limit>>>(&mut request, &cx()).unwrap_err();
+        assert_eq!(error.status(), 400);
+        assert_eq!(error.details()[0].path, [PathSegment::from("limit")]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ kind_diagnostics! {
         message: "`{Self}` cannot be an argument of an HTTP handler",
         label: "not something an HTTP handler can take",
         notes: [
-            "an HTTP handler takes: `Request`, `Path<T>`, `Query<T>`, `Json<T>`, `Option<Json<T>>`, `HeaderMap`, `Method`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
+            "an HTTP handler takes: `Request`, `Path<T>`, `Query<T>`, `Option<Query<T>>`, `Json<T>`, `Option<Json<T>>`, `HeaderMap`, `Method`, `Bytes`, `String`, `Context`, `State<T>` and `WsSender`",
             "a type of your own can be one by implementing `celerity::FromEvent<celerity::http::Http>`",
         ],
     },
@@ -30,7 +30,7 @@ kind_diagnostics! {
         message: "`{Self}` cannot be returned from an HTTP handler",
         label: "not an HTTP response",
         notes: [
-            "an HTTP handler returns: `Response`, `Json<T>`, `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`, `(StatusCode, R)`, `(StatusCode, HeaderMap, R)`, `HttpError`, `()`, or `Result<R, E>` where `E` is `HttpError`, `celerity::Error` or any `std::error::Error`",
+            "an HTTP handler returns: `Response`, `Json<T>`, `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`, `(StatusCode, R)`, `(StatusCode, H, R)` and `(H, R)` where `H` is a `HeaderMap` or an array `[(name, value); N]`, `HttpError`, `()`, or `Result<R, E>` where `E` is `HttpError`, `celerity::Error` or any `std::error::Error`",
             "a type of your own can be one by implementing `celerity::http::IntoResponse`",
         ],
     },
@@ -43,7 +43,7 @@ kind_diagnostics! {
         message: "`{Self}` is not an HTTP handler",
         label: "not an HTTP handler",
         notes: [
-            "an HTTP handler is an `async fn` whose arguments are HTTP extractors (`Request`, `Path<T>`, `Query<T>`, `Json<T>`, `HeaderMap`, `Bytes`, `String`, `Context`, `State<T>`) and that returns an HTTP response or `Result` of one",
+            "an HTTP handler is an `async fn` whose arguments are HTTP extractors (`Request`, `Path<T>`, `Query<T>`, `Json<T>`, `HeaderMap`, `Bytes`, `String`, `Context`, `State<T>`, and `Option` of a query or JSON body) and that returns an HTTP response or `Result` of one",
         ],
     },
 }

@@ -44,7 +44,7 @@ pub use kind::{Http, HttpHandler};
 #[doc(hidden)]
 pub use kind::{HttpAnswer, HttpArgument};
 pub use params::Params;
-pub use respond::IntoResponse;
+pub use respond::{IntoResponse, ResponseHeaders};
 
 /// Header names as constants (`header::LOCATION`, `header::CONTENT_TYPE`,
 /// ...) and the header types, from the `http` crate.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use celerity_proto::v1::{self as pb, result::Outcome};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use serde::Serialize;
 
 use super::{Http, HttpError, Json, Response, response_to_wire};
@@ -13,8 +13,9 @@ use crate::pipeline::IntoAnswer;
 
 /// A value an HTTP handler can answer with: `Response`, `Json<T>`,
 /// `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`,
-/// `(StatusCode, R)`, `(StatusCode, HeaderMap, R)`, `HttpError`, `()`. A
-/// handler may also return a `Result` of one.
+/// `(StatusCode, R)`, `(H, R)` and `(StatusCode, H, R)` where `H` is a
+/// `HeaderMap` or an array of `(name, value)` pairs ([`ResponseHeaders`]),
+/// `HttpError`, `()`. A handler may also return a `Result` of one.
 pub trait IntoResponse {
     /// Builds the response.
     fn into_response(self) -> Response;
@@ -193,27 +194,100 @@ impl<R: IntoResponse> IntoResponse for (StatusCode, R) {
     }
 }
 
-impl<R: IntoResponse> IntoResponse for (StatusCode, HeaderMap, R) {
-    fn into_response(self) -> Response {
-        let mut response = with_status(self.0, self.2.into_response());
-        let mut last = None;
-        for (name, value) in self.1 {
-            // `HeaderMap`'s owned iterator yields the name once, then `None`
-            // for each further value of the same name.
-            let name = match name {
-                Some(name) => {
-                    response.headers_mut().remove(&name);
-                    last = Some(name.clone());
-                    name
-                }
-                None => match &last {
-                    Some(name) => name.clone(),
-                    None => continue,
-                },
-            };
-            response.headers_mut().append(name, value);
+/// Headers a handler sets beside its body: a `HeaderMap`, or an array of
+/// `(name, value)` pairs such as `[(header::LOCATION, "/orders/7")]`. Each
+/// name given replaces what the body set for it (a `content-type`, say);
+/// a name given twice keeps both values, as `set-cookie` needs. A name or
+/// value that is not valid is answered with a `500` naming it.
+///
+/// ```
+/// use celerity::http::{HeaderName, StatusCode, header};
+///
+/// async fn create() -> (StatusCode, [(HeaderName, String); 1], &'static str) {
+///     let id = 7;
+///     (StatusCode::CREATED, [(header::LOCATION, format!("/orders/{id}"))], "created")
+/// }
+/// ```
+pub trait ResponseHeaders: sealed::Sealed {
+    /// The headers, or the error answered when one is not a valid header.
+    #[doc(hidden)]
+    fn __into_header_map(self) -> Result<HeaderMap, HttpError>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for http::HeaderMap {}
+    impl<K, V, const N: usize> Sealed for [(K, V); N] {}
+}
+
+impl ResponseHeaders for HeaderMap {
+    fn __into_header_map(self) -> Result<HeaderMap, HttpError> {
+        Ok(self)
+    }
+}
+
+impl<K, V, const N: usize> ResponseHeaders for [(K, V); N]
+where
+    K: TryInto<HeaderName>,
+    K::Error: std::fmt::Display,
+    V: TryInto<HeaderValue>,
+    V::Error: std::fmt::Display,
+{
+    fn __into_header_map(self) -> Result<HeaderMap, HttpError> {
+        let mut headers = HeaderMap::with_capacity(N);
+        for (name, value) in self {
+            let name = name.try_into().map_err(|error| {
+                HttpError::internal(format!("the handler answered with a header name that is not valid: {error}"))
+            })?;
+            let value = value.try_into().map_err(|error| {
+                HttpError::internal(format!("the handler answered with a value of `{name}` that is not valid: {error}"))
+            })?;
+            headers.append(name, value);
         }
-        response
+        Ok(headers)
+    }
+}
+
+/// `response` with `headers` set: each name in `headers` replaces what the
+/// response had for it.
+fn with_headers(mut response: Response, headers: HeaderMap) -> Response {
+    let mut last = None;
+    for (name, value) in headers {
+        // `HeaderMap`'s owned iterator yields the name once, then `None`
+        // for each further value of the same name.
+        let name = match name {
+            Some(name) => {
+                response.headers_mut().remove(&name);
+                last = Some(name.clone());
+                name
+            }
+            None => match &last {
+                Some(name) => name.clone(),
+                None => continue,
+            },
+        };
+        response.headers_mut().append(name, value);
+    }
+    response
+}
+
+impl<H: ResponseHeaders, R: IntoResponse> IntoResponse for (H, R) {
+    fn into_response(self) -> Response {
+        match self.0.__into_header_map() {
+            Ok(headers) => with_headers(self.1.into_response(), headers),
+            Err(error) => error.into_response(),
+        }
+    }
+}
+
+impl<H: ResponseHeaders, R: IntoResponse> IntoResponse for (StatusCode, H, R) {
+    fn into_response(self) -> Response {
+        // A header that is not valid is answered as the error it is, not
+        // with the handler's status.
+        match self.1.__into_header_map() {
+            Ok(headers) => with_status(self.0, with_headers(self.2.into_response(), headers)),
+            Err(error) => error.into_response(),
+        }
     }
 }
 
@@ -276,6 +350,38 @@ mod tests {
     }
 
     #[test]
+    fn header_arrays_set_headers_beside_the_body() {
+        let r = response(answer((StatusCode::CREATED, [(header::LOCATION, "/orders/7")], "made")));
+        assert_eq!(r.status, 201);
+        assert_eq!(r.headers["location"].values, ["/orders/7"]);
+        assert_eq!(r.headers["content-type"].values, ["text/plain; charset=utf-8"]);
+        assert_eq!(r.body, Bytes::from_static(b"made"));
+
+        // A name replaces what the body set; a name given twice keeps both.
+        let r = response(answer((
+            [("content-type", "text/csv"), ("set-cookie", "a=1"), ("set-cookie", "b=2")],
+            String::from("id\n7\n"),
+        )));
+        assert_eq!(r.status, 200);
+        assert_eq!(r.headers["content-type"].values, ["text/csv"]);
+        assert_eq!(r.headers["set-cookie"].values, ["a=1", "b=2"]);
+
+        // Owned names and values, as built at run time.
+        let r = response(answer(([(String::from("x-order"), 7.to_string())], ())));
+        assert_eq!((r.status, r.headers["x-order"].values.as_slice()), (204, ["7".to_string()].as_slice()));
+    }
+
+    #[test]
+    fn a_header_that_is_not_valid_is_a_500_naming_it() {
+        let r = response(answer((StatusCode::CREATED, [("bad name", "v")], "x")));
+        assert_eq!(r.status, 500);
+        assert!(String::from_utf8_lossy(&r.body).contains("header name that is not valid"), "{r:?}");
+        let r = response(answer(([("x-note", "line\nbreak")], "x")));
+        assert_eq!(r.status, 500);
+        assert!(String::from_utf8_lossy(&r.body).contains("value of `x-note` that is not valid"), "{r:?}");
+    }
+
+    #[test]
     fn errors() {
         let ok: Result<&'static str, HttpError> = Err(HttpError::not_found("no"));
         assert_eq!(response(answer(ok)).status, 404);
@@ -321,6 +427,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.append("set-cookie", HeaderValue::from_static("a=1"));
         same((StatusCode::CREATED, headers, Bytes::from_static(b"x")));
+        same((StatusCode::SEE_OTHER, [(header::LOCATION, "/orders/7")], ()));
 
         struct NotJson;
         impl Serialize for NotJson {

@@ -1,7 +1,7 @@
 //! HTTP handlers of every shape the macros accept, served by a `main` that
 //! returns the `App` to serve (here: asked for its manifest, so it exits).
 
-use celerity::http::{HeaderMap, HttpError, IntoResponse, Json, Method, Path, Query, Request, StatusCode};
+use celerity::http::{HeaderMap, HttpError, header, IntoResponse, Json, Method, Path, Query, Request, StatusCode};
 use celerity::{App, Context, State, http_handler};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,17 @@ async fn r#type(Path(id): Path<String>, text: String) -> String {
     id + &text
 }
 
+#[http_handler("GET::/search")]
+async fn search(page: Option<Query<Page>>) -> ([(header::HeaderName, &'static str); 1], String) {
+    let page = page.and_then(|Query(page)| page.page).unwrap_or(1);
+    ([(header::CACHE_CONTROL, "no-store")], format!("page {page}"))
+}
+
+#[http_handler("POST::/orders")]
+async fn place(Json(order): Json<Order>) -> (StatusCode, [(&'static str, String); 1], Json<Order>) {
+    (StatusCode::CREATED, [("location", format!("/orders/{}", order.id))], Json(order))
+}
+
 /// A handler stays an ordinary function: it can be called directly.
 async fn direct() {
     let Json(order) = create(Json(Order { id: 7 })).await.1;
@@ -67,7 +78,7 @@ async fn main() -> celerity::Result<App> {
     direct().await;
     let app = App::new().state(Store { name: "orders" });
     let handlers = app.registrations();
-    assert_eq!(handlers.len(), 7);
+    assert_eq!(handlers.len(), 9);
     // SAFETY: nothing else reads the environment at this point.
     unsafe { std::env::set_var("CELERITY_EXTRACT_MANIFEST", "1") };
     Ok(app)
