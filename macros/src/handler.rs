@@ -277,7 +277,16 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         // `()` is an answer of every kind.
         ReturnType::Default => None,
     };
-    let send_check = quote_spanned!(ident.span()=> ::celerity::__private::SendFuture::check(&__celerity_future););
+    let send_check = quote_spanned! {ident.span()=>
+        ::celerity::__private::SendFuture::check(&__celerity_future);
+        {
+            #[allow(unused_imports)]
+            use ::celerity::__private::{ViaNotSend as _, ViaSend as _};
+            ::celerity::__private::HandlerFutureIsSend::check(
+                (&::celerity::__private::SendProbe(&__celerity_future)).sendness(),
+            );
+        }
+    };
     let call = quote_spanned!(ident.span()=> #ident(#(#variables),*));
     let value_checks = quote! {
         let _ = |#(#variables: #types),*| {

@@ -128,6 +128,56 @@ pub trait SendFuture {
 
 impl<T: Future + Send> SendFuture for T {}
 
+/// A handler's future, probed for `Send` by method resolution: a `Send`
+/// future finds [`ViaSend`], any other finds [`ViaNotSend`] through one more
+/// reference. [`SendFuture`] keeps rustc's own error, which points at the
+/// value held across an `.await`; this adds one naming the fix.
+pub struct SendProbe<'a, F>(pub &'a F);
+
+/// What a `Send` future's probe answers.
+pub struct IsSend;
+
+/// What the probe of a future that is not `Send` answers.
+pub struct IsNotSend;
+
+/// Chosen for a `Send` future.
+pub trait ViaSend {
+    /// Whether the future is `Send`: [`IsSend`].
+    fn sendness(&self) -> IsSend {
+        IsSend
+    }
+}
+
+impl<F: Send> ViaSend for SendProbe<'_, F> {}
+
+/// Chosen for a future that is not `Send`.
+pub trait ViaNotSend {
+    /// Whether the future is `Send`: [`IsNotSend`].
+    fn sendness(&self) -> IsNotSend {
+        IsNotSend
+    }
+}
+
+impl<F> ViaNotSend for &SendProbe<'_, F> {}
+
+/// Met by a handler whose future is `Send`.
+#[diagnostic::on_unimplemented(
+    message = "this handler's future is not `Send`, and the runtime runs handlers on any of its threads",
+    label = "holds a value that is not `Send` across an `.await`",
+    note = "use `Arc` instead of `Rc`, a `Mutex` (`std::sync` or `tokio::sync`) instead of `RefCell`, or drop the value before the `.await`",
+    note = "the error above names the value, and the `.await` it is held across"
+)]
+pub trait HandlerFutureIsSend {
+    /// Named by the attribute macros' spanned checks.
+    fn check(self)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+impl HandlerFutureIsSend for IsSend {}
+
 /// The future [`MainOutput::finish`] returns.
 pub type MainFuture = Pin<Box<dyn Future<Output = Result<(), Error>>>>;
 
