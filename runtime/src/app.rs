@@ -342,8 +342,7 @@ impl App {
         registry::check_state(&registrations, &self.state).map_err(Error::from)?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
-            println!("{}", crate::manifest::render(&registrations));
-            return Ok(());
+            return crate::manifest::print(&registrations);
         }
         let mut settings = match self.settings.clone() {
             Some(settings) => settings,

@@ -33,6 +33,7 @@
 //! source location, so the output is the same from build to build.
 
 use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
 
 use serde::Serialize;
 
@@ -73,6 +74,22 @@ pub(crate) fn render(registrations: &[Registration]) -> String {
     };
     // Serializing strings and numbers cannot fail.
     serde_json::to_string_pretty(&manifest).unwrap_or_default()
+}
+
+/// Writes the manifest of `registrations` to stdout. A reader that stops
+/// early, as `--manifest | head` does, is not an error: what it read is
+/// all it wanted.
+pub(crate) fn print(registrations: &[Registration]) -> Result<(), crate::Error> {
+    write_to(&mut std::io::stdout().lock(), registrations)
+}
+
+fn write_to(out: &mut impl Write, registrations: &[Registration]) -> Result<(), crate::Error> {
+    match writeln!(out, "{}", render(registrations)).and_then(|()| out.flush()) {
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            Err(crate::Error::typed("ManifestError", format!("the manifest could not be written to stdout: {error}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn sort_key(registration: &Registration) -> (u8, &str, &str, &str, u32) {
@@ -198,5 +215,29 @@ mod tests {
         assert!(!requested_by(Some(OsStr::new("FALSE")), none()));
         assert!(requested_by(None, vec![OsString::from("--manifest")]));
         assert!(!requested_by(None, vec![OsString::from("--manifest=x"), OsString::from("manifest")]));
+    }
+
+    /// A writer that fails every write with `kind`.
+    struct Failing(io::ErrorKind);
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(self.0))
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_reader_that_stops_early_is_not_an_error_but_a_failing_stdout_is() {
+        let registrations = vec![registration(HandlerKey::Tag("GET::/orders".into()), "app::list", 10)];
+        let mut out = Vec::new();
+        write_to(&mut out, &registrations).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), render(&registrations) + "\n");
+        assert!(write_to(&mut Failing(io::ErrorKind::BrokenPipe), &registrations).is_ok());
+        let error = write_to(&mut Failing(io::ErrorKind::StorageFull), &registrations).unwrap_err();
+        assert!(error.to_string().contains("the manifest could not be written to stdout"), "{error}");
     }
 }

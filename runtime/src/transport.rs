@@ -122,7 +122,7 @@ async fn connect_io(target: &Target, timeout: Duration) -> Result<Io, ConnectErr
         return Err(ConnectError::PathTooLong(path.clone()));
     }
     let started = Instant::now();
-    let mut backoff = Duration::from_millis(20);
+    let mut backoff = FIRST_BACKOFF;
     loop {
         let attempt = match target {
             Target::Unix(path) => {
@@ -145,10 +145,29 @@ async fn connect_io(target: &Target, timeout: Duration) -> Result<Io, ConnectErr
         if waited >= timeout {
             return Err(ConnectError::GaveUp { target: target.clone(), waited, last_error: error });
         }
+        if backoff == FIRST_BACKOFF {
+            announce_wait(target, timeout, &error);
+        }
         tracing::debug!(%target, %error, "runtime not reachable yet; retrying");
         tokio::time::sleep(backoff.min(timeout - waited)).await;
         backoff = (backoff * 2).min(Duration::from_millis(500));
     }
+}
+
+/// The wait before the second attempt; later waits double, up to 500 ms.
+const FIRST_BACKOFF: Duration = Duration::from_millis(20);
+
+/// Says once, as soon as the first attempt fails, what the process is
+/// waiting for: started by hand, a binary would otherwise sit silent for
+/// the whole connect timeout.
+fn announce_wait(target: &Target, timeout: Duration, error: &io::Error) {
+    let binary = std::env::args().next().unwrap_or_else(|| "<this binary>".to_string());
+    tracing::info!(
+        "waiting up to {:.1} s (CELERITY_CONNECT_TIMEOUT_MS) for the Celerity runtime at {target} ({error}); \
+         a handler binary is started by the runtime: to run this one locally, use the dev runtime, \
+         `celerity-dev run {binary}`",
+        timeout.as_secs_f64()
+    );
 }
 
 fn check_is_socket(path: &Path) -> Result<(), ConnectError> {

@@ -368,3 +368,38 @@ async fn the_manifest_lists_tags_and_names() {
     assert!(tags.is_sorted(), "{tags:?}");
     assert!(rt.accept_timeout(Duration::from_millis(300)).await.is_err(), "the manifest run connected");
 }
+
+#[test]
+fn the_manifest_piped_into_a_reader_that_stops_early_exits_quietly() {
+    // The reading end is closed before the binary writes, as `| head -0` would.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = std::process::Command::new(DEMO)
+        .arg("--manifest")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test]
+async fn started_by_hand_without_a_runtime_it_says_at_once_what_it_waits_for() {
+    let socket = std::env::temp_dir().join(format!("celerity-absent-{}.sock", std::process::id()));
+    let mut process = HandlerProcess::command(DEMO)
+        .env("CELERITY_RUNTIME_SOCKET", &socket)
+        .env("CELERITY_CONNECT_TIMEOUT_MS", "60000")
+        .spawn()
+        .unwrap();
+    let expected = format!(
+        "waiting up to 60.0 s (CELERITY_CONNECT_TIMEOUT_MS) for the Celerity runtime at unix:{}",
+        socket.display()
+    );
+    // Well inside the connect timeout: the notice comes at the first failed attempt.
+    assert!(process.wait_for_output(&expected, EXIT_WAIT).await, "{}", process.output_text());
+    assert!(process.stderr_text().contains("`celerity-dev run "), "{}", process.output_text());
+    assert!(process.stdout_text().is_empty(), "{}", process.output_text());
+    process.kill().await.unwrap();
+}
