@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
+use syn::{FnArg, GenericArgument, Item, ItemFn, PathArguments, ReturnType, Signature, Type};
 
 use crate::args::{self, Binding, Errors, HandlerArgs};
 use crate::kind::{ConsumerMode, KindSpec};
@@ -210,6 +210,28 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
+/// `T` in `Name<T>` or `some::path::Name<T>`: the one type argument of a
+/// type whose last segment is `name`.
+pub fn wrapped<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Path(path) = ty else { return None };
+    if path.qself.is_some() {
+        return None;
+    }
+    let last = path.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(arguments) = &last.arguments else { return None };
+    let mut types = arguments.args.iter().filter_map(|argument| match argument {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    match (types.next(), types.next()) {
+        (Some(ty), None) => Some(ty),
+        _ => None,
+    }
+}
+
 /// A type as a person writes it, for messages: `Json<Order>`.
 pub fn type_text(ty: &Type) -> String {
     let mut text = quote!(#ty).to_string();
@@ -259,10 +281,22 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         })
         .collect();
 
-    // Each argument, against what the kind takes.
+    // Each argument, against what the kind takes. `Valid<E>` is checked as
+    // `E`, and `E` as a value with rules, so that a value without rules is
+    // named as such rather than as an argument the kind cannot take.
+    let kind_type = &spec.kind;
     let argument_checks = types.iter().map(|ty| {
         let argument = respan(spec.argument.clone(), ty.span());
-        quote_spanned!(ty.span()=> let _ = <#ty as #argument>::OK;)
+        match wrapped(ty, "Valid") {
+            Some(inner) => {
+                let kind = respan(kind_type.clone(), inner.span());
+                quote_spanned! {inner.span()=>
+                    let _ = <#inner as #argument>::OK;
+                    let _ = <#inner as ::celerity::validation::Validatable<#kind>>::SUBJECT;
+                }
+            }
+            None => quote_spanned!(ty.span()=> let _ = <#ty as #argument>::OK;),
+        }
     });
 
     // The return value, against what the kind answers with, and the future,
@@ -318,7 +352,6 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         }
         None => quote!(::core::default::Default::default()),
     };
-    let kind_type = &spec.kind;
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let file = quote_spanned!(ident.span()=> ::core::file!());
     let cfgs = function.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
@@ -359,20 +392,22 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
 
 /// A compile-time check that at most one argument reads the event's body:
 /// for each pair that both do, a panic naming the two types.
-fn body_check(spec: &KindSpec, body: &str, types: &[&Type]) -> Option<TokenStream> {
+fn body_check<'a>(spec: &KindSpec, body: &str, types: &[&'a Type]) -> Option<TokenStream> {
     if types.len() < 2 {
         return None;
     }
+    // `Valid<E>` reads what `E` reads; `E` is what the argument checks name.
+    let checked = |ty: &'a Type| wrapped(ty, "Valid").unwrap_or(ty);
     let mut checks = Vec::new();
     for second in 1..types.len() {
         for first in 0..second {
-            let (a, b) = (types[first], types[second]);
             let message = format!(
                 "`{}` and `{}` both read {body}, but {} can read it with one argument only: keep one of them",
-                type_text(a),
-                type_text(b),
+                type_text(types[first]),
+                type_text(types[second]),
                 spec.handler_noun
             );
+            let (a, b) = (checked(types[first]), checked(types[second]));
             let argument_a = respan(spec.argument.clone(), a.span());
             let argument_b = respan(spec.argument.clone(), b.span());
             let span = b.span();

@@ -4,10 +4,10 @@
 //! visible here; the registry checks those at startup.
 
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, PathArguments, Signature, Type};
+use syn::{FnArg, PathArguments, Signature, Type};
 
 use crate::args::Errors;
-use crate::handler::type_text;
+use crate::handler::{type_text, wrapped};
 
 /// Types that deserialize from exactly one path parameter.
 const SINGLE_VALUES: &[&str] = &[
@@ -28,7 +28,7 @@ enum Reads {
 pub fn check(sig: &Signature, tag: &str, params: &[String], errors: &mut Errors) {
     for input in &sig.inputs {
         let FnArg::Typed(typed) = input else { continue };
-        let Some(inner) = path_argument(&typed.ty) else { continue };
+        let Some(inner) = wrapped(&typed.ty, "Path") else { continue };
         let Some(reads) = reads(inner) else { continue };
         let path = format!("Path<{}>", type_text(inner));
         let message = match reads {
@@ -47,27 +47,6 @@ pub fn check(sig: &Signature, tag: &str, params: &[String], errors: &mut Errors)
             ),
         };
         errors.push(syn::Error::new(inner.span(), message));
-    }
-}
-
-/// `T` in `Path<T>` or `celerity::http::Path<T>`.
-fn path_argument(ty: &Type) -> Option<&Type> {
-    let Type::Path(path) = ty else { return None };
-    if path.qself.is_some() {
-        return None;
-    }
-    let last = path.path.segments.last()?;
-    if last.ident != "Path" {
-        return None;
-    }
-    let PathArguments::AngleBracketed(arguments) = &last.arguments else { return None };
-    let mut types = arguments.args.iter().filter_map(|argument| match argument {
-        GenericArgument::Type(ty) => Some(ty),
-        _ => None,
-    });
-    match (types.next(), types.next()) {
-        (Some(ty), None) => Some(ty),
-        _ => None,
     }
 }
 

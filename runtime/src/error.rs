@@ -81,6 +81,18 @@ impl Error {
         Error { type_name: Cow::Borrowed(type_name), message, source: None, http: None, custom: true }
     }
 
+    /// An error of type `type_name` and `http`'s message that an HTTP
+    /// handler answers as `http`, and other kinds report by its type.
+    pub(crate) fn answered_over_http(type_name: &'static str, http: HttpError) -> Self {
+        Error {
+            type_name: Cow::Borrowed(type_name),
+            message: http.message().to_string(),
+            source: None,
+            http: Some(Box::new(http)),
+            custom: false,
+        }
+    }
+
     pub(crate) fn into_http(self) -> Result<HttpError, Error> {
         match self.http {
             Some(http) => Ok(*http),
@@ -138,13 +150,7 @@ fn is_text(type_name: &str) -> bool {
 
 impl From<HttpError> for Error {
     fn from(error: HttpError) -> Self {
-        Error {
-            type_name: Cow::Borrowed("HttpError"),
-            message: error.message().to_string(),
-            source: None,
-            http: Some(Box::new(error)),
-            custom: false,
-        }
+        Error::answered_over_http("HttpError", error)
     }
 }
 

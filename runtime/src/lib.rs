@@ -80,6 +80,8 @@ pub mod observe;
 pub mod schedule;
 pub mod settings;
 pub mod testing;
+#[cfg(feature = "validation")]
+pub mod validation;
 pub mod version;
 pub mod websocket;
 

@@ -101,6 +101,8 @@ pub use batch::{Batch, BatchInfo, BatchOutcome};
 #[doc(hidden)]
 pub use kind::{ConsumerAnswer, ConsumerArgument, ConsumerBatchAnswer, ConsumerBatchArgument, RecordOptions};
 pub use kind::{ConsumerBatchHandler, ConsumerHandler, PerRecord, WholeBatch};
+#[cfg(feature = "validation")]
+pub(crate) use record::RECORD_BODY;
 pub use record::{RawRecord, Record};
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use crate::json::{JsonError, decode_json, decode_json_input};
 
 /// How a JSON decoding error names a record's body.
-const RECORD_BODY: &str = "the record body";
+pub(crate) const RECORD_BODY: &str = "the record body";
 
 /// What every record of one batch shares: where the batch came from. The
 /// allocation is also the batch's identity, so a failure can only name a

@@ -51,7 +51,7 @@ use crate::json::{Json, JsonError, decode_json_input};
 use crate::pipeline::{FromEvent, IntoAnswer, kind_diagnostics, whole_event_kind};
 
 /// How a JSON decoding error names the input.
-const INPUT: &str = "the input";
+pub(crate) const INPUT: &str = "the input";
 
 /// A custom invocation, as the runtime delivered it.
 ///

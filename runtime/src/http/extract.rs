@@ -15,7 +15,7 @@ use crate::pipeline::{FromEvent, Needs};
 pub use crate::json::Json;
 
 /// How a JSON decoding error names the body.
-const REQUEST_BODY: &str = "the request body";
+pub(crate) const REQUEST_BODY: &str = "the request body";
 
 impl FromEvent<Http> for Request {
     const READS_BODY: bool = true;

@@ -39,6 +39,8 @@ use celerity_proto::v1 as pb;
 
 pub use de::{ParamsError, ParamsKind};
 pub use error::{ErrorDetail, HttpError, IntoDetailPath, PathSegment};
+#[cfg(feature = "validation")]
+pub(crate) use extract::REQUEST_BODY;
 pub use extract::{Json, Path, Query};
 pub use kind::{Http, HttpHandler};
 #[doc(hidden)]

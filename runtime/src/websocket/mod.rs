@@ -52,6 +52,8 @@ pub use connection::ConnectionId;
 pub use kind::{WebSocket, WebSocketHandler};
 #[doc(hidden)]
 pub use kind::{WebSocketAnswer, WebSocketArgument};
+#[cfg(feature = "validation")]
+pub(crate) use message::MESSAGE_BODY;
 pub use message::Message;
 pub use outbound::Outbound;
 pub(crate) use sender::{AckFuture, SendRecorder};
