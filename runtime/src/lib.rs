@@ -56,6 +56,7 @@ mod json;
 mod kind;
 mod logging;
 mod manifest;
+mod oneshot;
 mod panics;
 mod pipeline;
 mod registry;
