@@ -359,6 +359,10 @@ impl App {
         if let Some(on) = self.io_thread {
             settings.io_thread = on;
         }
+        if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
+            let state = Arc::new(self.state);
+            return crate::lambda::serve(registrations, state, settings, self.commands, self.command_rx).await;
+        }
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)
     }

@@ -54,6 +54,7 @@ mod error;
 mod handle;
 mod json;
 mod kind;
+mod lambda;
 mod logging;
 mod manifest;
 mod oneshot;
