@@ -54,8 +54,10 @@ pub mod event;
 mod frame;
 mod handshake;
 mod ids;
+mod lambda_runtime_api;
 mod ledger;
 mod listen;
+mod management_api;
 pub mod negotiate;
 pub mod process;
 mod runtime;
@@ -68,7 +70,9 @@ pub use connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 pub use credit::CreditState;
 pub use error::{DispatchRefusal, Error, StreamEnd};
 pub use handshake::Handshake;
+pub use lambda_runtime_api::{LambdaAnswer, LambdaError, LambdaInvocation, LambdaRuntimeApi};
 pub use listen::{ENV_FALLBACK_ENABLED, ENV_FALLBACK_PORT, ENV_SOCKET, ListenAddress};
+pub use management_api::{ManagementApi, PostToConnection};
 pub use process::{HandlerCommand, HandlerProcess};
 pub use runtime::{
     DEFAULT_ACCEPT_TIMEOUT, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_READY_TIMEOUT, DEFAULT_SOCKET_NAME, PROTOCOL_VERSION,
