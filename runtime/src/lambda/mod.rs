@@ -74,3 +74,16 @@ pub(crate) async fn serve(
         Err(Error::typed("PlatformError", platform::WITHOUT_FEATURE))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(feature = "aws-lambda"))]
+    #[tokio::test]
+    async fn without_the_feature_lambda_is_an_error_naming_it() {
+        let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
+        let settings = super::Settings::from_lookup(|_| None).unwrap();
+        let state = std::sync::Arc::default();
+        let error = super::serve(Vec::new(), state, settings, commands, command_rx).await.unwrap_err();
+        assert!(error.to_string().contains("enable the `aws-lambda` feature of the `celerity` crate"), "{error}");
+    }
+}
