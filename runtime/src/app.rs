@@ -333,6 +333,10 @@ impl App {
     /// Connects to the runtime and serves until it drains, the process is
     /// asked to stop, or something fails. Must be called inside a tokio
     /// runtime; handlers run on it.
+    ///
+    /// Started by AWS Lambda (`AWS_LAMBDA_RUNTIME_API` set, no
+    /// `CELERITY_RUNTIME_SOCKET`), it serves the function's invocations
+    /// instead, with the `aws-lambda` feature, and fails saying so without.
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
         let registrations = self.registrations();

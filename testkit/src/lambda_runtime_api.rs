@@ -8,22 +8,6 @@
 //! [`LambdaRuntimeApi::invoke`] and gets back what the function answered;
 //! an invocation answered twice, or one never handed out, is a
 //! [violation](LambdaRuntimeApi::violations).
-//!
-//! ```no_run
-//! use celerity_testkit::{HandlerProcess, LambdaInvocation, LambdaRuntimeApi};
-//!
-//! # async fn example() -> std::io::Result<()> {
-//! let api = LambdaRuntimeApi::start().await?;
-//! let mut function = HandlerProcess::command("target/debug/orders")
-//!     .envs(api.env())
-//!     .env("CELERITY_HANDLER_TAG", "custom::quoteOrder")
-//!     .spawn()?;
-//! let answer = api.invoke(LambdaInvocation::new(r#"{"items": []}"#)).await.expect("an answer");
-//! println!("{:?}", answer.error());
-//! function.kill().await?;
-//! # Ok(())
-//! # }
-//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -170,6 +154,22 @@ impl Shared {
 }
 
 /// A local Lambda Runtime API on 127.0.0.1. Dropping it stops serving.
+///
+/// ```no_run
+/// use celerity_testkit::{HandlerProcess, LambdaInvocation, LambdaRuntimeApi};
+///
+/// # async fn example() -> std::io::Result<()> {
+/// let api = LambdaRuntimeApi::start().await?;
+/// let mut function = HandlerProcess::command("target/debug/orders")
+///     .envs(api.env())
+///     .env("CELERITY_HANDLER_TAG", "custom::quoteOrder")
+///     .spawn()?;
+/// let answer = api.invoke(LambdaInvocation::new(r#"{"items": []}"#)).await.expect("an answer");
+/// println!("{:?}", answer.error());
+/// function.kill().await?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct LambdaRuntimeApi {
     addr: SocketAddr,
     queue: mpsc::UnboundedSender<Queued>,

@@ -49,6 +49,23 @@ struct Shared {
 }
 
 /// The stand-in, on 127.0.0.1. Dropping it stops serving.
+///
+/// ```no_run
+/// use std::time::Duration;
+///
+/// use celerity_testkit::{LambdaRuntimeApi, ManagementApi};
+///
+/// # async fn example() -> std::io::Result<()> {
+/// let (lambda, management) = (LambdaRuntimeApi::start().await?, ManagementApi::start().await?);
+/// let endpoint = ("AWS_ENDPOINT_URL_APIGATEWAYMANAGEMENTAPI", management.endpoint("live"));
+/// // ... start the function with `lambda.env()` and `endpoint`, invoke it ...
+/// management.gone("closed-connection");
+/// if let Some(post) = management.next_post(Duration::from_secs(5)).await {
+///     println!("{} <- {:?}", post.connection_id, post.data);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub struct ManagementApi {
     addr: SocketAddr,
     shared: Arc<Shared>,

@@ -116,7 +116,7 @@ fn datastore(record: &Value) -> Unwrapped {
         "REMOVE" => image("OldImage").or_else(|| image("Keys")),
         _ => image("NewImage").or_else(|| image("Keys")),
     };
-    let body = item.map_or(Value::Null, |item| attribute_map(item));
+    let body = item.map_or(Value::Null, attribute_map);
     let source = record.get("eventSourceARN").and_then(Value::as_str).unwrap_or_default().to_string();
     Unwrapped { body: json_bytes(&body), source, event_type: event_type.to_string(), kind: "datastore" }
 }
