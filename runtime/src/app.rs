@@ -333,6 +333,10 @@ impl App {
     /// Connects to the runtime and serves until it drains, the process is
     /// asked to stop, or something fails. Must be called inside a tokio
     /// runtime; handlers run on it.
+    ///
+    /// Started by AWS Lambda (`AWS_LAMBDA_RUNTIME_API` set, no
+    /// `CELERITY_RUNTIME_SOCKET`), it serves the function's invocations
+    /// instead, with the `aws-lambda` feature, and fails saying so without.
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
         let registrations = self.registrations();
@@ -358,6 +362,10 @@ impl App {
         }
         if let Some(on) = self.io_thread {
             settings.io_thread = on;
+        }
+        if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
+            let state = Arc::new(self.state);
+            return crate::lambda::serve(registrations, state, settings, self.commands, self.command_rx).await;
         }
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)

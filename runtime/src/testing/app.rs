@@ -15,7 +15,6 @@ use tokio::task::JoinHandle;
 
 use super::event::Event;
 use super::outcome::Outcome;
-use super::run::{Clock, Control, run};
 use super::ws_send::WsRecorder;
 use crate::app::App;
 use crate::command::Command;
@@ -24,6 +23,7 @@ use crate::context::{CancelReason, Context, StateMap};
 use crate::custom::CustomHandler;
 use crate::handle::AppHandle;
 use crate::http::HttpHandler;
+use crate::oneshot::{Clock, Control, run};
 use crate::registry::{self, HandlerKey, Registration, tag_kind};
 use crate::schedule::ScheduleHandler;
 use crate::session::{DEFAULT_CANCEL_GRACE_MS, Input};

@@ -236,7 +236,6 @@ mod event;
 mod functions;
 mod http;
 mod outcome;
-mod run;
 mod schedule;
 mod websocket;
 mod ws_send;

@@ -1,12 +1,15 @@
-//! Running one handler call under the SDK's own protocol rules: the call
-//! gets a [`Session`] of its own, serving the one handler it is for, and
-//! is driven as the driver drives a stream, with tokio's clock for time.
+//! One event run under the SDK's own protocol rules, outside any stream:
+//! the event gets a [`Session`] of its own, serving the one handler it is
+//! for, and is driven as the driver drives a stream, with tokio's clock for
+//! time.
 //!
 //! The deadline, cancellation, grace and abandon rules are the session's,
 //! and so are the answers for an unknown tag, a source the handler does not
-//! take and an answer of the wrong shape: a test sees exactly what the
-//! runtime would receive, and `tokio::time::pause()` makes every timer
-//! instant.
+//! take and an answer of the wrong shape. `celerity::testing` runs each call
+//! this way, so a test sees exactly what the runtime would receive (and
+//! `tokio::time::pause()` makes every timer instant); on a serverless
+//! platform each invocation is run this way, so it is answered as the
+//! runtime would have been.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,13 +30,13 @@ use crate::registry::Registration;
 use crate::session::{Action, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
-/// What, beside the handler finishing, can happen to a call.
+/// What, beside the handler finishing, can happen to an event.
 pub(crate) struct Control {
     /// How long the handler may go on once cancelled.
     pub(crate) grace: Duration,
-    /// A cancellation scheduled by the test.
+    /// A cancellation scheduled in advance (by a test).
     pub(crate) cancel_after: Option<(Duration, CancelReason)>,
-    /// Cancellations fired by the test while the call runs.
+    /// Cancellations fired while the event runs.
     pub(crate) cancels: Option<mpsc::UnboundedReceiver<CancelReason>>,
     /// Whether a panic's message and stack go in the answer, as with
     /// `CELERITY_EXPOSE_PANICS=true`.
@@ -41,7 +44,7 @@ pub(crate) struct Control {
 }
 
 /// Unix milliseconds, as the session counts time, on tokio's clock: from
-/// the wall clock at the start of the call, moved on by tokio's.
+/// the wall clock at the start of the event, moved on by tokio's.
 #[derive(Clone, Copy)]
 pub(crate) struct Clock {
     started: Instant,
@@ -70,7 +73,7 @@ impl Clock {
 
 type OutcomeFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
-/// One call of a handler, running: a future of the outcome the runtime
+/// One event of a handler, running: a future of the outcome the runtime
 /// would receive.
 pub(crate) struct Runner {
     session: Session,
@@ -194,7 +197,7 @@ impl Runner {
         }
     }
 
-    /// A runtime `Cancel` of the call's event, for `reason`.
+    /// A runtime `Cancel` of the event, for `reason`.
     fn cancel(&mut self, reason: CancelReason) {
         let reason = match reason {
             CancelReason::DeadlineExceeded => pb::cancel::Reason::DeadlineExceeded,

@@ -1,0 +1,227 @@
+//! An API Gateway request as the runtime's `HttpRequest`: from an HTTP API
+//! (payload format 2.0) or a REST API (1.0).
+//!
+//! The route is the template of the handler's tag, so that path parameters
+//! are named as the handler expects; their values are taken as API Gateway
+//! decoded them, a catch-all split into one value per segment. Header names
+//! are lower case; an HTTP API's `cookies` go back into a `cookie` header;
+//! the query string is decoded by form rules, each name possibly repeated;
+//! a base64 body is decoded.
+
+use std::collections::HashMap;
+
+use aws_lambda_events::apigw::{ApiGatewayProxyRequest, ApiGatewayV2httpRequest};
+use celerity_proto::v1::{HttpRequest, Values};
+use http::HeaderMap;
+use percent_encoding::percent_decode_str;
+
+use super::{Invocation, Refused, body_bytes, decode};
+
+/// A request from an HTTP API.
+pub(super) fn from_v2(invocation: &Invocation<'_>) -> Result<HttpRequest, Refused> {
+    let event: ApiGatewayV2httpRequest = decode(invocation.json, "an API Gateway HTTP API request")?;
+    let context = event.request_context;
+    let mut headers = headers(&event.headers, &HeaderMap::new());
+    if let Some(cookies) = event.cookies.filter(|cookies| !cookies.is_empty()) {
+        headers.insert("cookie".to_string(), Values { values: vec![cookies.join("; ")] });
+    }
+    let mut query = match event.raw_query_string.as_deref().filter(|query| !query.is_empty()) {
+        Some(raw) => form_decoded(raw),
+        None => HashMap::new(),
+    };
+    if query.is_empty() {
+        for (name, value) in event.query_string_parameters.iter() {
+            push(&mut query, name, value);
+        }
+    }
+    let route = route(invocation.tag);
+    Ok(HttpRequest {
+        method: context.http.method.as_str().to_ascii_uppercase(),
+        path: event.raw_path.or(context.http.path).unwrap_or_else(|| "/".to_string()),
+        path_params: path_params(&route, event.path_parameters),
+        route,
+        query_params: query,
+        headers,
+        source_ip: context.http.source_ip.unwrap_or_default(),
+        request_id: context.request_id.unwrap_or_else(|| invocation.request_id.to_string()),
+        body: body_bytes(event.body, event.is_base64_encoded)?,
+    })
+}
+
+/// A request from a REST API.
+pub(super) fn from_v1(invocation: &Invocation<'_>) -> Result<HttpRequest, Refused> {
+    let event: ApiGatewayProxyRequest = decode(invocation.json, "an API Gateway REST API request")?;
+    let mut query = HashMap::new();
+    if event.multi_value_query_string_parameters.is_empty() {
+        for (name, value) in event.query_string_parameters.iter() {
+            push(&mut query, name, value);
+        }
+    } else {
+        for (name, value) in event.multi_value_query_string_parameters.iter() {
+            push(&mut query, name, value);
+        }
+    }
+    let route = route(invocation.tag);
+    let context = event.request_context;
+    Ok(HttpRequest {
+        method: event.http_method.as_str().to_ascii_uppercase(),
+        path: event.path.or(context.path).unwrap_or_else(|| "/".to_string()),
+        path_params: path_params(&route, event.path_parameters),
+        route,
+        query_params: query,
+        headers: headers(&event.headers, &event.multi_value_headers),
+        source_ip: context.identity.source_ip.unwrap_or_default(),
+        request_id: context.request_id.unwrap_or_else(|| invocation.request_id.to_string()),
+        body: body_bytes(event.body, event.is_base64_encoded)?,
+    })
+}
+
+/// The route template of an HTTP tag `{METHOD}::{route}`.
+fn route(tag: &str) -> String {
+    tag.split_once("::").map_or(tag, |(_, route)| route).to_string()
+}
+
+/// The method of an HTTP tag.
+pub(crate) fn tag_method(tag: &str) -> &str {
+    tag.split_once("::").map_or("", |(method, _)| method)
+}
+
+/// Path parameters by name; the catch-all of `route` (`{*name}`) as one
+/// value per segment.
+fn path_params(route: &str, params: HashMap<String, String>) -> HashMap<String, Values> {
+    let catch_all = route.split('/').find_map(|segment| segment.strip_prefix("{*")?.strip_suffix('}'));
+    params
+        .into_iter()
+        .map(|(name, value)| {
+            let name = name.strip_suffix('+').map(str::to_string).unwrap_or(name);
+            let values = if catch_all == Some(name.as_str()) {
+                value.split('/').map(str::to_string).collect()
+            } else {
+                vec![value]
+            };
+            (name, Values { values })
+        })
+        .collect()
+}
+
+/// Headers by lower-case name, from a map of single values and one of
+/// repeated ones (a REST API sends both; the repeated one wins).
+fn headers(single: &HeaderMap, multi: &HeaderMap) -> HashMap<String, Values> {
+    let mut headers: HashMap<String, Values> = HashMap::new();
+    let source = if multi.is_empty() { single } else { multi };
+    for (name, value) in source {
+        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        headers.entry(name.as_str().to_ascii_lowercase()).or_default().values.push(value);
+    }
+    headers
+}
+
+fn push(query: &mut HashMap<String, Values>, name: &str, value: &str) {
+    query.entry(name.to_string()).or_default().values.push(value.to_string());
+}
+
+/// A query string decoded as a form: `+` is a space, then percent-decoding.
+fn form_decoded(raw: &str) -> HashMap<String, Values> {
+    let decoded = |text: &str| percent_decode_str(&text.replace('+', " ")).decode_utf8_lossy().into_owned();
+    let mut query = HashMap::new();
+    for pair in raw.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        push(&mut query, &decoded(name), &decoded(value));
+    }
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn invocation<'a>(json: &'a Value, raw: &'a Bytes, tag: &'a str) -> Invocation<'a> {
+        Invocation { raw, json: Some(json), tag, request_id: "req-1" }
+    }
+
+    fn v2(payload: Value, tag: &str) -> Result<HttpRequest, Refused> {
+        let raw = Bytes::new();
+        from_v2(&invocation(&payload, &raw, tag))
+    }
+
+    fn values(map: &HashMap<String, Values>, name: &str) -> Vec<String> {
+        map.get(name).map(|values| values.values.clone()).unwrap_or_default()
+    }
+
+    fn http_api(method: &str) -> Value {
+        json!({
+            "version": "2.0",
+            "routeKey": "GET /files/{path+}",
+            "rawPath": "/files/a%20b/c.txt",
+            "rawQueryString": "tag=gift&tag=express+post&q=a%26b",
+            "cookies": ["session=abc", "theme=dark"],
+            "headers": {"Content-Type": "text/plain", "x-forwarded-for": "203.0.113.9"},
+            "pathParameters": {"path": "a b/c.txt"},
+            "requestContext": {
+                "requestId": "api-req-7",
+                "http": {"method": method, "path": "/files/a%20b/c.txt", "sourceIp": "203.0.113.9"}
+            },
+            "body": "aGVsbG8=",
+            "isBase64Encoded": true
+        })
+    }
+
+    #[test]
+    fn an_http_api_request_carries_route_params_query_cookies_and_body() {
+        let request = v2(http_api("get"), "GET::/files/{*path}").unwrap();
+        assert_eq!(request.method, "GET");
+        assert_eq!((request.path.as_str(), request.route.as_str()), ("/files/a%20b/c.txt", "/files/{*path}"));
+        assert_eq!(values(&request.path_params, "path"), ["a b", "c.txt"]);
+        assert_eq!(values(&request.query_params, "tag"), ["gift", "express post"]);
+        assert_eq!(values(&request.query_params, "q"), ["a&b"]);
+        assert_eq!(values(&request.headers, "content-type"), ["text/plain"]);
+        assert_eq!(values(&request.headers, "cookie"), ["session=abc; theme=dark"]);
+        assert_eq!((request.source_ip.as_str(), request.request_id.as_str()), ("203.0.113.9", "api-req-7"));
+        assert_eq!(request.body, Bytes::from_static(b"hello"));
+    }
+
+    #[test]
+    fn an_unknown_method_is_carried_and_a_malformed_one_refused() {
+        // Whether a method is served is the answer's business: the request
+        // is read as sent.
+        assert_eq!(v2(http_api("BREW"), "GET::/files/{*path}").unwrap().method, "BREW");
+        let refused = v2(http_api("GE T"), "GET::/files/{*path}").unwrap_err();
+        assert!(refused.0.contains("not an API Gateway HTTP API request at requestContext.http.method"), "{refused}");
+        let refused = v2(json!({"requestContext": {"http": {}}}), "GET::/").unwrap_err();
+        assert!(refused.0.contains("method"), "{refused}");
+        let mut bad_body = http_api("GET");
+        bad_body["body"] = json!("%%%");
+        assert!(v2(bad_body, "GET::/files/{*path}").unwrap_err().0.contains("isBase64Encoded"));
+        let raw = Bytes::from_static(b"not json");
+        let refused = from_v2(&Invocation { raw: &raw, json: None, tag: "GET::/", request_id: "r" }).unwrap_err();
+        assert!(refused.0.contains("not JSON"), "{refused}");
+    }
+
+    #[test]
+    fn a_rest_api_request_takes_the_repeated_values() {
+        let payload = json!({
+            "resource": "/orders/{id}",
+            "path": "/orders/42",
+            "httpMethod": "PATCH",
+            "headers": {"Accept": "application/json"},
+            "multiValueHeaders": {"Accept": ["application/json", "text/plain"]},
+            "queryStringParameters": {"tag": "b"},
+            "multiValueQueryStringParameters": {"tag": ["a", "b"]},
+            "pathParameters": {"id": "42"},
+            "requestContext": {"requestId": "rest-1", "identity": {"sourceIp": "198.51.100.4"}, "httpMethod": "PATCH"},
+            "body": "{\"status\": \"paid\"}",
+            "isBase64Encoded": false
+        });
+        let raw = Bytes::new();
+        let request = from_v1(&invocation(&payload, &raw, "PATCH::/orders/{id}")).unwrap();
+        assert_eq!((request.method.as_str(), request.path.as_str()), ("PATCH", "/orders/42"));
+        assert_eq!(values(&request.path_params, "id"), ["42"]);
+        assert_eq!(values(&request.query_params, "tag"), ["a", "b"]);
+        assert_eq!(values(&request.headers, "accept"), ["application/json", "text/plain"]);
+        assert_eq!((request.source_ip.as_str(), request.request_id.as_str()), ("198.51.100.4", "rest-1"));
+        assert_eq!(request.body, Bytes::from_static(br#"{"status": "paid"}"#));
+    }
+}
