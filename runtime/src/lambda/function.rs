@@ -57,7 +57,7 @@ pub(crate) struct Resolved {
 #[derive(Debug, Clone)]
 pub(crate) enum Resolution {
     /// Settled at cold start.
-    Fixed(Resolved),
+    Fixed(Box<Resolved>),
     /// By each payload's kind: the deployment named neither handler nor kind.
     ByPayload,
 }
@@ -149,7 +149,7 @@ pub(crate) fn resolve(registrations: &[Registration], env: &FunctionEnv) -> Resu
         }
         None => {
             return match env.kind {
-                Some(kind) => by_kind(registrations, kind).map(Resolution::Fixed),
+                Some(kind) => by_kind(registrations, kind).map(|resolved| Resolution::Fixed(Box::new(resolved))),
                 None => Ok(Resolution::ByPayload),
             };
         }
@@ -157,7 +157,7 @@ pub(crate) fn resolve(registrations: &[Registration], env: &FunctionEnv) -> Resu
     if let Some(expected) = env.kind.filter(|kind| *kind != found.kind) {
         return Err(FunctionError::WrongKind { handler: found.key.to_string(), kind: found.kind, expected });
     }
-    resolved(found, env.tag.as_deref()).map(Resolution::Fixed)
+    resolved(found, env.tag.as_deref()).map(|resolved| Resolution::Fixed(Box::new(resolved)))
 }
 
 /// The one handler of `kind`.
@@ -219,7 +219,7 @@ mod tests {
 
     fn fixed(resolution: Result<Resolution, FunctionError>) -> Resolved {
         match resolution {
-            Ok(Resolution::Fixed(resolved)) => resolved,
+            Ok(Resolution::Fixed(resolved)) => *resolved,
             other => panic!("expected a handler, got {other:?}"),
         }
     }

@@ -47,7 +47,7 @@ impl Function {
         let json: Option<serde_json::Value> = serde_json::from_slice(&raw).ok();
         let (form, resolved) = match &self.resolution {
             Resolution::Fixed(resolved) => {
-                (Form::for_kind(resolved.registration.kind, json.as_ref()), Ok(resolved.clone()))
+                (Form::for_kind(resolved.registration.kind, json.as_ref()), Ok(resolved.as_ref().clone()))
             }
             Resolution::ByPayload => {
                 let form = form::detect(json.as_ref());
