@@ -108,13 +108,38 @@ pub use bytes::Bytes;
 /// The protocol's generated types, for tests and tools that speak the wire.
 pub use celerity_proto as proto;
 
-/// What handler code usually needs, in one import.
+/// What an application usually needs, in one import: the attributes, the
+/// extractors and answers of every kind, state and errors.
+///
+/// ```no_run
+/// use celerity::prelude::*;
+///
+/// #[http_handler("GET::/orders/{id}")]
+/// async fn get_order(Path(id): Path<u64>) -> Result<Json<u64>, HttpError> {
+///     if id == 0 { Err(HttpError::not_found("no such order")) } else { Ok(Json(id)) }
+/// }
+///
+/// #[websocket_handler("event::$default")]
+/// async fn echo(message: Message, ws: WsSender) -> Result<()> {
+///     ws.send(Outbound::text(message.connection_id(), message.text().unwrap_or_default())).await?;
+///     Ok(())
+/// }
+///
+/// #[celerity::main]
+/// async fn main() {}
+/// ```
 pub mod prelude {
-    pub use crate::consumer::{Batch, BatchOutcome, RawRecord, Record};
+    pub use crate::consumer::{Batch, BatchInfo, BatchOutcome, RawRecord, Record};
     pub use crate::custom::{CustomError, Invocation};
-    pub use crate::http::{HttpError, Json, Path, Query, Request, Response};
+    pub use crate::http::{
+        ErrorDetail, HeaderMap, HttpError, IntoResponse, Method, Path, Query, Request, Response, StatusCode, header,
+    };
     pub use crate::schedule::Trigger;
-    pub use crate::{App, Context, Error, Result, State};
+    #[cfg(feature = "validation")]
+    pub use crate::validation::Valid;
+    pub use crate::websocket::{ConnectionId, Message, Outbound, WsSender};
+    pub use crate::{App, Bytes, Context, Error, Json, Result, State};
+    pub use crate::{consumer, custom_handler, http_handler, schedule_handler, websocket_handler};
 }
 
 /// The README's snippets, compiled as doctests so that they stay true.

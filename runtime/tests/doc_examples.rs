@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The crates an application's snippet may name, beside the standard ones.
 const ALLOWED: [&str; 9] = ["celerity", "serde", "tokio", "std", "core", "alloc", "self", "super", "crate"];
@@ -126,10 +127,26 @@ fn local_names(code: &str) -> BTreeSet<String> {
             names.insert(name);
         }
         if statement.as_ref().is_some_and(|s| s.trim_end().ends_with(';')) {
-            imported(&statement.take().unwrap_or_default(), "", &mut names);
+            let statement = statement.take().unwrap_or_default();
+            if statement.trim_end_matches(';').trim() == "celerity::prelude::*" {
+                names.extend(prelude_names().iter().cloned());
+            }
+            imported(&statement, "", &mut names);
         }
     }
     names
+}
+
+/// The names `celerity::prelude::*` brings into scope, read from the
+/// prelude itself.
+fn prelude_names() -> &'static BTreeSet<String> {
+    static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+        let start = lib.find("pub mod prelude {").expect("the prelude module");
+        let end = start + lib[start..].find("\n}").expect("the prelude's end");
+        local_names(&lib[start + "pub mod prelude {".len()..end])
+    })
 }
 
 /// `code` with its string literals and comments blanked out: a tag such as
@@ -276,6 +293,9 @@ fn snippets_name_only_celerity_serde_tokio_and_std() {
 
 #[test]
 fn the_checker_finds_a_foreign_path_and_lets_imports_and_methods_be() {
+    assert!(prelude_names().contains("header") && prelude_names().contains("StatusCode"), "{:?}", prelude_names());
+    assert_eq!(foreign_paths("use celerity::prelude::*;\nlet n = header::LOCATION;"), Vec::<String>::new());
+    assert_eq!(foreign_paths("let n = header::LOCATION;"), ["header"]);
     assert_eq!(foreign_paths("let v: serde_json::Value = x;"), ["serde_json"]);
     assert_eq!(foreign_paths("fn f() -> http::StatusCode { todo!() }"), ["http"]);
     assert!(foreign_paths("use celerity::http::{header, response};\nlet _ = header::LOCATION;").is_empty());
