@@ -22,13 +22,26 @@ pub struct HandlerArgs {
     pub binding: Binding,
     pub max_concurrent: Option<u32>,
     pub concurrency: Option<u32>,
+    /// Its layers, in the order written: outermost first.
+    pub layers: Vec<Layer>,
+    /// The guards protecting it, by name, in order.
+    pub guards: Vec<LitStr>,
+}
+
+/// A `layer = ...` or `http_layer = ...` option.
+pub struct Layer {
+    /// Whether it is a tower layer over `http::Request`s.
+    pub http: bool,
+    pub expr: Expr,
 }
 
 /// The options an attribute of `kind` takes, for messages.
 fn known_options(kind: TagKind) -> &'static [&'static str] {
     match kind {
-        TagKind::Consumer => &["name", "max_concurrent", "concurrency"],
-        _ => &["name", "max_concurrent"],
+        TagKind::Http => &["name", "max_concurrent", "layer", "http_layer", "guard"],
+        TagKind::WebSocket | TagKind::Custom => &["name", "max_concurrent", "layer", "guard"],
+        TagKind::Consumer => &["name", "max_concurrent", "concurrency", "layer"],
+        TagKind::Schedule => &["name", "max_concurrent", "layer"],
     }
 }
 
@@ -38,14 +51,22 @@ fn describe_options(kind: TagKind) -> String {
         .map(|option| match *option {
             "name" => "`name = \"...\"`",
             "max_concurrent" => "`max_concurrent = N`",
-            _ => "`concurrency = N`",
+            "concurrency" => "`concurrency = N`",
+            "layer" => "`layer = expr`",
+            "http_layer" => "`http_layer = expr`",
+            _ => "`guard = \"name\"`",
         })
         .collect();
-    match forms.as_slice() {
-        [a, b] => format!("{a} and {b}"),
-        [a, b, c] => format!("{a}, {b} and {c}"),
-        _ => forms.join(", "),
+    match forms.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
+}
+
+/// Whether handlers of `kind` can be guarded: their events carry a caller.
+fn guardable(kind: TagKind) -> bool {
+    matches!(kind, TagKind::Http | TagKind::WebSocket | TagKind::Custom)
 }
 
 /// What the attribute looks like written correctly, for messages.
@@ -84,6 +105,8 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
     let mut name: Option<(Ident, String)> = None;
     let mut max_concurrent: Option<(Ident, u32)> = None;
     let mut concurrency: Option<(Ident, u32)> = None;
+    let mut layers = Vec::new();
+    let mut guards: Option<(Ident, Vec<LitStr>)> = None;
 
     for item in items {
         match item {
@@ -143,6 +166,32 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
                         Err(error) => errors.push(error),
                     }
                 }
+                "layer" => layers.push(Layer { http: false, expr: value }),
+                "http_layer" if kind == TagKind::Http => layers.push(Layer { http: true, expr: value }),
+                "http_layer" => errors.push(syn::Error::new_spanned(
+                    &key,
+                    "`http_layer` wraps HTTP handlers only (it is a tower layer over `http::Request`s); a layer of every kind of event goes on with `layer = expr`",
+                )),
+                "guard" if guardable(kind) => {
+                    if guards.is_some() {
+                        errors.push(syn::Error::new_spanned(
+                            &key,
+                            "`guard` is given twice: name several guards in one list, `guard = [\"jwt\", \"admin\"]`",
+                        ));
+                        continue;
+                    }
+                    match parse_guards(&value) {
+                        Ok(names) => guards = Some((key, names)),
+                        Err(error) => errors.push(error),
+                    }
+                }
+                "guard" => errors.push(syn::Error::new_spanned(
+                    &key,
+                    format!(
+                        "{} cannot have a guard: its events carry no caller to authorise; guards protect `#[http_handler]`, `#[websocket_handler]` and `#[custom_handler]`, and a check of the event's own content belongs in the handler or a `layer`",
+                        if kind == TagKind::Consumer { "a consumer" } else { "a schedule handler" }
+                    ),
+                )),
                 "concurrency" => errors.push(syn::Error::new_spanned(
                     &key,
                     format!(
@@ -191,7 +240,35 @@ pub fn parse(kind: TagKind, attr: TokenStream) -> syn::Result<HandlerArgs> {
         binding,
         max_concurrent: max_concurrent.map(|(_, n)| n),
         concurrency: concurrency.map(|(_, n)| n),
+        layers,
+        guards: guards.map(|(_, names)| names).unwrap_or_default(),
     })
+}
+
+/// `guard`'s value: a guard's name, or a list of names, as string literals.
+fn parse_guards(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    let usage = "`guard` takes the name a guard is registered under (`App::guard(\"jwt\", ...)`), or a list of them: write `guard = \"jwt\"` or `guard = [\"jwt\", \"admin\"]`";
+    let names = match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(name), .. }) => vec![name.clone()],
+        Expr::Array(array) => array
+            .elems
+            .iter()
+            .map(|element| match element {
+                Expr::Lit(ExprLit { lit: Lit::Str(name), .. }) => Ok(name.clone()),
+                other => Err(syn::Error::new_spanned(other, usage)),
+            })
+            .collect::<syn::Result<Vec<_>>>()?,
+        other => return Err(syn::Error::new_spanned(other, usage)),
+    };
+    if names.is_empty() {
+        return Err(syn::Error::new_spanned(value, format!("the list of guards is empty: {usage}")));
+    }
+    for name in &names {
+        if name.value().trim().is_empty() {
+            return Err(syn::Error::new_spanned(name, format!("a guard's name is empty: {usage}")));
+        }
+    }
+    Ok(names)
 }
 
 enum Item {

@@ -345,6 +345,15 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         let n = proc_macro2::Literal::u32_unsuffixed(n);
         quote!(.max_concurrent(#n))
     });
+    // Each layer's expression is spanned where it is written, so that one
+    // that is not a layer is reported there.
+    let layers = args.layers.iter().map(|layer| {
+        let expr = &layer.expr;
+        let method = if layer.http { format_ident!("http_layer") } else { format_ident!("layer") };
+        let method = proc_macro2::Ident::new(&method.to_string(), expr.span());
+        quote_spanned!(expr.span()=> .#method(#expr))
+    });
+    let guards = args.guards.iter().map(|name| quote!(.guard(#name)));
     let options = match args.concurrency {
         Some(n) => {
             let n = proc_macro2::Literal::usize_unsuffixed(n as usize);
@@ -385,6 +394,8 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
                         },
                     )
                     #max_concurrent
+                    #(#layers)*
+                    #(#guards)*
             }
         };
     }

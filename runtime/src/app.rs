@@ -12,9 +12,11 @@ use crate::context::StateMap;
 use crate::custom::CustomHandler;
 use crate::driver;
 use crate::error::Error;
+use crate::guard::{Guard, Guards};
 use crate::handle::AppHandle;
 use crate::http::HttpHandler;
-use crate::registry::{self, HandlerKey, Registration};
+use crate::layer::{EventLayer, HttpLayer, Layers, Step};
+use crate::registry::{self, HandlerKey, HandlerKind, Registration};
 use crate::schedule::ScheduleHandler;
 use crate::settings::Settings;
 use crate::websocket::WebSocketHandler;
@@ -41,6 +43,8 @@ pub struct App {
     include_compiled: bool,
     settings: Option<Settings>,
     io_thread: Option<bool>,
+    layers: Layers,
+    guards: Guards,
 }
 
 impl Default for App {
@@ -67,6 +71,8 @@ impl App {
             include_compiled: true,
             settings: None,
             io_thread: None,
+            layers: Layers::default(),
+            guards: Guards::default(),
         }
     }
 
@@ -76,6 +82,56 @@ impl App {
     pub fn without_compiled_handlers(mut self) -> Self {
         self.include_compiled = false;
         self
+    }
+
+    /// Adds a layer around every handler, of every kind (see
+    /// [`crate::layer`]): the outermost, in the order added.
+    ///
+    /// ```
+    /// use celerity::layer::{self, Answer, Event, Next};
+    ///
+    /// // While the application is paused, every event fails in its kind's own way.
+    /// let paused = std::env::var_os("PAUSED").is_some();
+    /// let pause = layer::from_fn(move |event: Event, next: Next| async move {
+    ///     if paused {
+    ///         return Answer::failure(event.kind(), "the application is paused");
+    ///     }
+    ///     next.run(event).await
+    /// });
+    /// let app = celerity::App::new().layer(pause);
+    /// # drop(app);
+    /// ```
+    pub fn layer<L: EventLayer>(mut self, layer: L) -> Self {
+        self.layers.add(Step::event(layer));
+        self
+    }
+
+    /// Adds a layer around every handler of `kind`, inside the
+    /// application's own layers (see [`crate::layer`]).
+    pub fn layer_for<L: EventLayer>(mut self, kind: HandlerKind, layer: L) -> Self {
+        self.layers.add_for(kind, Step::event(layer));
+        self
+    }
+
+    /// Adds a tower layer over `http::Request`s around every HTTP handler,
+    /// such as `tower-http`'s (see [`crate::layer`]); it is a layer of the
+    /// HTTP kind, beside those of [`App::layer_for`], in the order added.
+    pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
+        self.layers.add_for(HandlerKind::Http, Step::http(layer));
+        self
+    }
+
+    /// Registers `guard` under `name`, for handlers to name (see
+    /// [`crate::guard`]). A name registered twice stops the application at
+    /// startup.
+    pub fn guard<G: Guard>(mut self, name: &str, guard: G) -> Self {
+        self.guards.add(name, guard);
+        self
+    }
+
+    /// The application's layers and guards, for `celerity::testing`.
+    pub(crate) fn layers_and_guards(&self) -> (&Layers, &Guards) {
+        (&self.layers, &self.guards)
     }
 
     /// Shares `value` with every handler, which takes it as `State<T>`. One
@@ -344,6 +400,7 @@ impl App {
         // broken whatever is asked of it, manifest included.
         registry::check(&registrations).map_err(Error::from)?;
         registry::check_state(&registrations, &self.state).map_err(Error::from)?;
+        self.guards.check(&registrations).map_err(Error::from)?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             return crate::manifest::print(&registrations);
@@ -363,6 +420,12 @@ impl App {
         if let Some(on) = self.io_thread {
             settings.io_thread = on;
         }
+        let registrations: Vec<Registration> = registrations
+            .iter()
+            .map(|registration| {
+                registration.layered(&self.layers, self.guards.step_for(registration), settings.max_message_bytes)
+            })
+            .collect();
         if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
             let state = Arc::new(self.state);
             return crate::lambda::serve(registrations, state, settings, self.commands, self.command_rx).await;

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::guard::Identities;
 use crate::handle::AppHandle;
 
 pub use crate::session::CancelReason;
@@ -32,6 +33,8 @@ struct Inner {
     trace_context: HashMap<String, String>,
     state: Arc<StateMap>,
     app: Option<AppHandle>,
+    /// What the handler's guards gave when they allowed the event.
+    identities: OnceLock<Identities>,
 }
 
 impl Context {
@@ -71,6 +74,7 @@ impl Context {
                 trace_context,
                 state,
                 app,
+                identities: OnceLock::new(),
             }),
         }
     }
@@ -79,6 +83,16 @@ impl Context {
     /// deadline, not cancelled, no state.
     pub fn detached(tag: impl Into<String>) -> Self {
         Context::build(Arc::from(""), Arc::from(tag.into()), "", 0, HashMap::new(), Arc::new(StateMap::default()), None)
+    }
+
+    /// Keeps what the event's guards gave, once they all allowed it.
+    pub(crate) fn give_identities(&self, identities: Identities) {
+        let _ = self.inner.identities.set(identities);
+    }
+
+    /// What the event's guards gave, if it was guarded.
+    pub(crate) fn identities(&self) -> Option<&Identities> {
+        self.inner.identities.get()
     }
 
     /// The dispatch id the runtime gave this event.

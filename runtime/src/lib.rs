@@ -77,7 +77,9 @@ pub mod __private;
 
 pub mod consumer;
 pub mod custom;
+pub mod guard;
 pub mod http;
+pub mod layer;
 pub mod observe;
 pub mod schedule;
 pub mod settings;

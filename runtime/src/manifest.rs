@@ -122,6 +122,8 @@ struct Entry<'a> {
     file: &'static str,
     line: u32,
     max_concurrent: Option<u32>,
+    /// The guards protecting it, by name, in order.
+    guards: &'a [String],
 }
 
 impl<'a> Entry<'a> {
@@ -138,6 +140,7 @@ impl<'a> Entry<'a> {
             file: registration.origin.file,
             line: registration.origin.line,
             max_concurrent: registration.max_concurrent,
+            guards: &registration.guards,
         }
     }
 }
@@ -160,7 +163,7 @@ mod tests {
     fn renders_every_field_sorted() {
         let registrations = vec![
             registration(HandlerKey::Name("getOrder".into()), "app::get_order", 30).max_concurrent(4),
-            registration(HandlerKey::Tag("POST::/orders".into()), "app::create", 20),
+            registration(HandlerKey::Tag("POST::/orders".into()), "app::create", 20).guard("jwt").guard("admin"),
             registration(HandlerKey::Tag("GET::/orders".into()), "app::list", 10),
         ];
         let manifest: Value = serde_json::from_str(&render(&registrations)).unwrap();
@@ -170,9 +173,9 @@ mod tests {
         assert_eq!(
             manifest["handlers"],
             json!([
-                {"tag": "GET::/orders", "kind": "http", "function": "app::list", "file": "src/main.rs", "line": 10, "maxConcurrent": null},
-                {"tag": "POST::/orders", "kind": "http", "function": "app::create", "file": "src/main.rs", "line": 20, "maxConcurrent": null},
-                {"name": "getOrder", "kind": "http", "function": "app::get_order", "file": "src/main.rs", "line": 30, "maxConcurrent": 4},
+                {"tag": "GET::/orders", "kind": "http", "function": "app::list", "file": "src/main.rs", "line": 10, "maxConcurrent": null, "guards": []},
+                {"tag": "POST::/orders", "kind": "http", "function": "app::create", "file": "src/main.rs", "line": 20, "maxConcurrent": null, "guards": ["jwt", "admin"]},
+                {"name": "getOrder", "kind": "http", "function": "app::get_order", "file": "src/main.rs", "line": 30, "maxConcurrent": 4, "guards": []},
             ])
         );
     }

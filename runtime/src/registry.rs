@@ -16,6 +16,7 @@ use crate::context::StateMap;
 use crate::custom::{Custom, CustomHandler};
 use crate::http::{Http, HttpHandler};
 pub use crate::kind::HandlerKind;
+use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::pipeline::{self, Endpoint, Handler, Kind, Needs};
 use crate::schedule::{Schedule, ScheduleHandler};
 pub use crate::session::HandlerKey;
@@ -55,6 +56,10 @@ pub struct Registration {
     pub(crate) endpoint: Arc<dyn Endpoint>,
     /// What the handler's arguments need of the application and the route.
     pub(crate) needs: Needs,
+    /// Its own layers, outermost first.
+    pub(crate) layers: Vec<Step>,
+    /// The guards protecting it, by name, in order.
+    pub(crate) guards: Vec<String>,
     /// Why the tag does not fit the kind, if it does not.
     tag_error: Option<TagError>,
 }
@@ -127,6 +132,8 @@ impl Registration {
             origin,
             endpoint: pipeline::endpoint::<K, H, Args>(handler, options),
             needs: H::needs(),
+            layers: Vec::new(),
+            guards: Vec::new(),
             tag_error,
         }
     }
@@ -211,6 +218,64 @@ impl Registration {
     pub fn max_concurrent(mut self, max: u32) -> Self {
         self.max_concurrent = Some(max.max(1));
         self
+    }
+
+    /// Adds a layer around this handler alone, inside the application's
+    /// and its kind's (see [`crate::layer`]). Layers added first are
+    /// outermost.
+    ///
+    /// ```
+    /// use celerity::layer::{self, Event, Next};
+    /// use celerity::{HandlerKey, Registration};
+    ///
+    /// async fn hello() -> &'static str { "hello" }
+    /// let logged = layer::from_fn(|event: Event, next: Next| async move {
+    ///     eprintln!("serving {}", event.tag());
+    ///     next.run(event).await
+    /// });
+    /// let registration = Registration::http(HandlerKey::Tag("GET::/hello".into()), hello).layer(logged);
+    /// # drop(registration);
+    /// ```
+    pub fn layer<L: EventLayer>(mut self, layer: L) -> Self {
+        self.layers.push(Step::event(layer));
+        self
+    }
+
+    /// Adds a tower layer over `http::Request`s around this handler alone,
+    /// such as one from `tower-http` (see [`crate::layer`]). It sees HTTP
+    /// events only: on a handler of another kind it does nothing.
+    pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
+        self.layers.push(Step::http(layer));
+        self
+    }
+
+    /// Protects this handler with the guard registered as `name` (see
+    /// [`crate::guard`]). Several guards run in the order named, and all
+    /// must allow.
+    ///
+    /// ```
+    /// use celerity::{HandlerKey, Registration};
+    /// async fn reports() -> &'static str { "[]" }
+    /// let registration = Registration::http(HandlerKey::Tag("GET::/reports".into()), reports).guard("jwt");
+    /// assert_eq!(registration.guard_names(), ["jwt"]);
+    /// ```
+    pub fn guard(mut self, name: impl Into<String>) -> Self {
+        self.guards.push(name.into());
+        self
+    }
+
+    /// The guards protecting it, in order.
+    pub fn guard_names(&self) -> &[String] {
+        &self.guards
+    }
+
+    /// This registration, served behind `layers` (the application's and its
+    /// kind's), then its own layers, then `guard`.
+    pub(crate) fn layered(&self, layers: &Layers, guard: Option<Step>, limit: usize) -> Registration {
+        let mut layered = self.clone();
+        layered.endpoint = layers.around(self.kind, &self.layers, guard, &self.endpoint, limit);
+        layered.layers = Vec::new();
+        layered
     }
 
     /// Sets where the handler came from.
@@ -310,6 +375,38 @@ pub enum RegistryError {
         /// The type of the state.
         type_name: &'static str,
     },
+    /// A handler names a guard the application never registered.
+    UnknownGuard {
+        /// The handler.
+        origin: Origin,
+        /// Its tag or name.
+        key: String,
+        /// The guard it names.
+        guard: String,
+        /// The guards the application has.
+        known: Vec<String>,
+    },
+    /// A guard is registered twice under one name.
+    DuplicateGuard {
+        /// The name.
+        name: String,
+    },
+    /// A guard is named on a handler whose events carry no caller.
+    GuardOnUnguardable {
+        /// The handler.
+        origin: Origin,
+        /// Its kind.
+        kind: HandlerKind,
+        /// The guard named.
+        guard: String,
+    },
+    /// A handler takes `Identity<T>` and no guard protects it.
+    IdentityWithoutGuard {
+        /// The handler.
+        origin: Origin,
+        /// The identity's type.
+        type_name: &'static str,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -325,6 +422,29 @@ impl fmt::Display for RegistryError {
             RegistryError::MissingState { origin, type_name } => write!(
                 f,
                 "handler {origin} takes State<{type_name}>, which the application never provided: give it with App::state"
+            ),
+            RegistryError::UnknownGuard { origin, key, guard, known } => {
+                write!(
+                    f,
+                    "handler {origin} ({key}) is protected by the guard {guard:?}, which the application never registered: "
+                )?;
+                if known.is_empty() {
+                    write!(f, "it registers no guards; add one with App::guard({guard:?}, ...)")
+                } else {
+                    let known: Vec<String> = known.iter().map(|name| format!("{name:?}")).collect();
+                    write!(f, "its guards are {}", known.join(", "))
+                }
+            }
+            RegistryError::DuplicateGuard { name } => {
+                write!(f, "the guard {name:?} is registered twice; a guard name must have exactly one guard")
+            }
+            RegistryError::GuardOnUnguardable { origin, kind, guard } => write!(
+                f,
+                "handler {origin} is a {kind} handler protected by the guard {guard:?}, but {kind} events carry no caller to authorise: guards protect HTTP, WebSocket and custom handlers"
+            ),
+            RegistryError::IdentityWithoutGuard { origin, type_name } => write!(
+                f,
+                "handler {origin} takes Identity<{type_name}>, but no guard protects it to give one: name its guard, as in `guard = \"...\"`"
             ),
         }
     }

@@ -12,6 +12,7 @@ use super::{Batch, RawRecord};
 use crate::context::Context;
 use crate::error::Error;
 use crate::kind::HandlerKind;
+use crate::layer::Payload;
 use crate::pipeline::{Handler, HandlerFuture, Kind, kind_diagnostics, sealed, whole_event_kind};
 
 /// The consumer kind whose handler takes one record at a time: the SDK runs
@@ -71,6 +72,24 @@ impl Kind for PerRecord {
             return Err(HandlerKind::of_source(&source));
         };
         Ok(Box::pin(run_records(Arc::clone(handler), Batch::from_wire(batch), cx.clone(), options.concurrency)))
+    }
+
+    fn serve_payload<H, Args>(
+        handler: &Arc<H>,
+        options: &RecordOptions,
+        payload: Payload,
+        cx: &Context,
+    ) -> Result<HandlerFuture, HandlerKind>
+    where
+        H: Handler<PerRecord, Args>,
+        Args: 'static,
+    {
+        match payload {
+            Payload::Consumer(batch) => {
+                Ok(Box::pin(run_records(Arc::clone(handler), batch, cx.clone(), options.concurrency)))
+            }
+            other => Err(other.kind()),
+        }
     }
 }
 

@@ -21,6 +21,8 @@
 //! # assert_eq!(response.headers()[header::LOCATION], "/orders/ord-1");
 //! ```
 
+mod body;
+pub(crate) mod bridge;
 mod de;
 mod error;
 mod extract;
@@ -37,6 +39,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use celerity_proto::v1 as pb;
 
+pub use body::Body;
 pub use de::{ParamsError, ParamsKind};
 pub use error::{ErrorDetail, HttpError, IntoDetailPath, PathSegment};
 #[cfg(feature = "validation")]

@@ -11,6 +11,7 @@ use celerity_proto::v1::{Dispatch, dispatch::Source, result::Outcome};
 use super::{Handler, Kind};
 use crate::context::Context;
 use crate::kind;
+use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
 
 /// The future of a handler's outcome.
@@ -21,6 +22,10 @@ pub(crate) trait Endpoint: Send + Sync + 'static {
     /// Serves one dispatched source. Called inside [`start`], so a panic in
     /// it (taking an argument, building the handler's future) is caught.
     fn call(&self, source: Option<Source>, cx: Context) -> HandlerFuture;
+
+    /// Serves a payload that layers handed on, as [`Endpoint::call`] serves
+    /// a source.
+    fn call_payload(&self, payload: Payload, cx: Context) -> HandlerFuture;
 }
 
 /// A handler `H` of kind `K`, with its kind's options.
@@ -58,6 +63,15 @@ where
         };
         let outcome = kind::wrong_source(K::KIND, cx.handler_name(), unserved, cx.tag());
         Box::pin(std::future::ready(outcome))
+    }
+
+    fn call_payload(&self, payload: Payload, cx: Context) -> HandlerFuture {
+        match K::serve_payload(&self.handler, &self.options, payload, &cx) {
+            Ok(future) => future,
+            Err(kind) => {
+                Box::pin(std::future::ready(kind::wrong_source(K::KIND, cx.handler_name(), Some(kind), cx.tag())))
+            }
+        }
     }
 }
 

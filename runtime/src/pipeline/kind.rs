@@ -8,6 +8,7 @@ use super::{Handler, HandlerFuture};
 use crate::context::Context;
 use crate::error::Error;
 use crate::kind::HandlerKind;
+use crate::layer::Payload;
 
 pub(crate) mod sealed {
     /// Kinds are the SDK's: the runtime sends five kinds of source, and each
@@ -54,6 +55,19 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
         handler: &Arc<H>,
         options: &Self::Options,
         source: Source,
+        cx: &Context,
+    ) -> Result<HandlerFuture, HandlerKind>
+    where
+        H: Handler<Self, Args>,
+        Args: 'static;
+
+    /// Serves a `payload` a layer handed on: the future of its outcome, or,
+    /// when it is not this kind's payload, the kind it is.
+    #[doc(hidden)]
+    fn serve_payload<H, Args>(
+        handler: &Arc<H>,
+        options: &Self::Options,
+        payload: Payload,
         cx: &Context,
     ) -> Result<HandlerFuture, HandlerKind>
     where
@@ -108,6 +122,22 @@ macro_rules! whole_event_kind {
                         }
                     }),
                     other => Err($crate::kind::HandlerKind::of_source(&other)),
+                }
+            }
+
+            fn serve_payload<H, Args>(
+                handler: &::std::sync::Arc<H>,
+                _options: &(),
+                payload: $crate::layer::Payload,
+                cx: &$crate::context::Context,
+            ) -> Result<$crate::pipeline::HandlerFuture, $crate::kind::HandlerKind>
+            where
+                H: $crate::pipeline::Handler<$kind, Args>,
+                Args: 'static,
+            {
+                match payload {
+                    $crate::layer::Payload::$handler_kind(event) => Ok(Box::pin(handler.call(event, cx))),
+                    other => Err(other.kind()),
                 }
             }
         }

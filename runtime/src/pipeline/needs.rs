@@ -13,6 +13,9 @@ use std::any::TypeId;
 pub struct Needs {
     pub(crate) states: Vec<StateNeed>,
     pub(crate) route: Vec<RouteCheck>,
+    /// The type of an `Identity<T>` an argument takes, which a guard must
+    /// give.
+    pub(crate) identity: Option<&'static str>,
 }
 
 /// A `State<T>` an argument takes.
@@ -33,6 +36,12 @@ impl Needs {
         if !self.states.contains(&need) {
             self.states.push(need);
         }
+    }
+
+    /// A guard must protect the handler, to give it an identity of type
+    /// `type_name`.
+    pub fn identity(&mut self, type_name: &'static str) {
+        self.identity.get_or_insert(type_name);
     }
 
     /// The handler's route must pass `check`.

@@ -21,12 +21,14 @@ use crate::command::Command;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::{CancelReason, Context, StateMap};
 use crate::custom::CustomHandler;
+use crate::guard::{Guard, Guards};
 use crate::handle::AppHandle;
 use crate::http::HttpHandler;
+use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::oneshot::{Clock, Control, run};
-use crate::registry::{self, HandlerKey, Registration, tag_kind};
+use crate::registry::{self, HandlerKey, HandlerKind, Registration, tag_kind};
 use crate::schedule::ScheduleHandler;
-use crate::session::{DEFAULT_CANCEL_GRACE_MS, Input};
+use crate::session::{DEFAULT_CANCEL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, Input};
 use crate::websocket::WebSocketHandler;
 
 /// An application's handlers, called in-process without a runtime: each call
@@ -60,6 +62,8 @@ pub struct TestApp {
     requests: Arc<Mutex<Requests>>,
     next_id: Arc<AtomicU64>,
     expose_panics: bool,
+    layers: Layers,
+    guards: Guards,
 }
 
 /// What handlers asked of the application through [`AppHandle`].
@@ -92,6 +96,9 @@ impl TestApp {
         let state = app.take_state();
         let mut test = TestApp::with(app.registrations());
         test.state = state;
+        let (layers, guards) = app.layers_and_guards();
+        test.layers = layers.clone();
+        test.guards = guards.clone();
         test
     }
 
@@ -109,7 +116,35 @@ impl TestApp {
             requests: Arc::new(Mutex::new(Requests { receiver, seen: Vec::new() })),
             next_id: Arc::new(AtomicU64::new(1)),
             expose_panics: false,
+            layers: Layers::default(),
+            guards: Guards::default(),
         }
+    }
+
+    /// Registers `guard` under `name`, as [`App::guard`] does.
+    pub fn guard<G: Guard>(mut self, name: &str, guard: G) -> Self {
+        self.guards.add(name, guard);
+        self
+    }
+
+    /// Adds a layer around every handler, as [`App::layer`] does.
+    pub fn layer<L: EventLayer>(mut self, layer: L) -> Self {
+        self.layers.add(Step::event(layer));
+        self
+    }
+
+    /// Adds a layer around every handler of `kind`, as [`App::layer_for`]
+    /// does.
+    pub fn layer_for<L: EventLayer>(mut self, kind: HandlerKind, layer: L) -> Self {
+        self.layers.add_for(kind, Step::event(layer));
+        self
+    }
+
+    /// Adds a tower layer over `http::Request`s around every HTTP handler,
+    /// as [`App::http_layer`] does.
+    pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
+        self.layers.add_for(HandlerKind::Http, Step::http(layer));
+        self
     }
 
     /// Adds a registration of any kind.
@@ -278,7 +313,7 @@ impl TestApp {
     /// way: either stops a real application from starting, with the same
     /// message.
     pub fn call(&self, tag: &str, event: impl Into<Event>) -> Call {
-        if let Err(error) = registry::check(&self.registrations) {
+        if let Err(error) = registry::check(&self.registrations).and_then(|()| self.guards.check(&self.registrations)) {
             panic!("{error}");
         }
         let registration = self
@@ -291,7 +326,10 @@ impl TestApp {
                 HandlerKey::Name(_) => false,
             })
             .or_else(|| self.registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(n) if n == tag)))
-            .cloned();
+            // Served behind the same layers as in production.
+            .map(|registration| {
+                registration.layered(&self.layers, self.guards.step_for(registration), DEFAULT_MAX_MESSAGE_BYTES)
+            });
         // The event goes to the tag the handler is bound to, as the runtime
         // sends it.
         let tag = match &registration {
