@@ -7,6 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use celerity::consumer::RawRecord;
 use celerity::http::{Json, Query};
+use celerity::layer::{self, Answer, Event, EventLayer, Next};
 use celerity::websocket::outbound::{SendError, SendReport};
 use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Context, HandlerKey, Registration};
@@ -225,6 +226,30 @@ async fn paint(Query(paint): Query<Paint>, Json(amount): Json<Litres>) -> String
     format!("{} l of {:?}", amount.litres, paint.colour)
 }
 
+/// Takes the query's `layer_ms` before handing the event on: the event's deadline
+/// covers this and the handler together.
+fn slow_layer() -> impl EventLayer {
+    layer::from_fn(|event: Event, next: Next| async move {
+        let ms = event
+            .request()
+            .and_then(|request| request.query().get("layer_ms").map(str::to_string))
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        next.run(event).await
+    })
+}
+
+/// Panics before the handler runs: answered as the handler's panic is.
+fn panicking_layer() -> impl EventLayer {
+    layer::from_fn(|_event: Event, _next: Next| async move {
+        if true {
+            panic!("kaboom from a layer");
+        }
+        Answer::http("unreachable")
+    })
+}
+
 /// A per-record consumer that fails records whose body is empty.
 async fn consume(record: RawRecord) -> Result<(), celerity::Error> {
     if record.body().is_empty() { Err(celerity::Error::msg("an empty record")) } else { Ok(()) }
@@ -248,6 +273,8 @@ fn main() -> ExitCode {
             .http("GET::/big", big)
             .http("POST::/paint", paint)
             .consumer("source::faults::consume", consume)
+            .register(Registration::http(HandlerKey::Tag("GET::/layered/sleep".into()), sleep).layer(slow_layer()))
+            .register(Registration::http(HandlerKey::Tag("GET::/layered/panic".into()), fast).layer(panicking_layer()))
             .run()
             .await
     })

@@ -14,6 +14,7 @@ const NAME_CLASH: &str = env!("CARGO_BIN_EXE_name_clash");
 const MALFORMED_TAG: &str = env!("CARGO_BIN_EXE_malformed_tag");
 const MISSING_STATE: &str = env!("CARGO_BIN_EXE_missing_state");
 const PATH_MISMATCH: &str = env!("CARGO_BIN_EXE_path_mismatch");
+const UNKNOWN_GUARD: &str = env!("CARGO_BIN_EXE_unknown_guard");
 const EXIT_WAIT: Duration = Duration::from_secs(20);
 
 /// The blueprint of `demo`, less the handlers named in `leave_out`.
@@ -318,6 +319,15 @@ async fn state_the_application_never_provided_stops_it_at_startup_naming_the_han
         "handler missing_state::count_hits ({file}:11) takes State<missing_state::Hits>, which the application never provided: give it with App::state"
     );
     refused_at_startup(MISSING_STATE, &expected).await;
+}
+
+#[tokio::test]
+async fn a_guard_never_registered_stops_the_application_at_startup_naming_the_guards_there_are() {
+    let file = "examples/registry-demo/src/bin/unknown_guard.rs";
+    let expected = format!(
+        "handler unknown_guard::reports ({file}:9) (GET::/reports) is protected by the guard \"jwt\", which the application never registered: its guards are \"api-key\""
+    );
+    refused_at_startup(UNKNOWN_GUARD, &expected).await;
 }
 
 #[tokio::test]

@@ -1,0 +1,128 @@
+//! `gateway`: behaviour around handlers that do not know it is there.
+//!
+//! - Every HTTP response says who served it (`x-served-by`) and is
+//!   compressed when the caller accepts gzip: `tower-http` layers, on the
+//!   HTTP kind.
+//! - `GATEWAY_MAINTENANCE=1` fails every event, of every kind, in its kind's
+//!   own way (HTTP callers get a 503): a layer on the whole application.
+//! - The order routes are protected by the guard `api-key`, which reads
+//!   `x-api-key` and gives the handler the calling client as
+//!   `Identity<Client>`; placing an order needs the guard `writer` as well.
+//! - The custom `refund` handler and the WebSocket `track` route are
+//!   protected by `internal`, which allows callers on this machine only.
+//!
+//! `gateway --manifest` lists every handler with its guards.
+
+use celerity::guard::{GuardRequest, Identity, Verdict};
+use celerity::http::HeaderValue;
+use celerity::layer::{self, Answer, Event, Next};
+use celerity::prelude::*;
+use serde::{Deserialize, Serialize};
+use tower_http::compression::CompressionLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// A caller, known by its API key.
+#[derive(Debug, Clone)]
+struct Client {
+    name: &'static str,
+    writes: bool,
+}
+
+/// The clients this example knows: fixed, so that it runs as it is.
+fn client_for(key: &str) -> Option<Client> {
+    match key {
+        "k-reader" => Some(Client { name: "reporting", writes: false }),
+        "k-writer" => Some(Client { name: "checkout", writes: true }),
+        _ => None,
+    }
+}
+
+async fn api_key(request: GuardRequest) -> Result<Verdict> {
+    Ok(match request.header("x-api-key").map(client_for) {
+        Some(Some(client)) => Verdict::allow_as(client),
+        Some(None) => Verdict::unauthorized("the API key is not known"),
+        None => Verdict::unauthorized("an x-api-key header is required"),
+    })
+}
+
+/// Placing orders: the key must be a client's that writes.
+async fn writer(request: GuardRequest) -> Result<Verdict> {
+    let writes = request.header("x-api-key").and_then(client_for).is_some_and(|client| client.writes);
+    Ok(if writes { Verdict::allow() } else { Verdict::forbidden("this API key may read orders, not place them") })
+}
+
+async fn internal(request: GuardRequest) -> Result<Verdict> {
+    Ok(match request.source_ip() {
+        Some(ip) if ip.is_loopback() => Verdict::allow(),
+        _ => Verdict::forbidden("only callers on this machine may do this"),
+    })
+}
+
+#[derive(Serialize, Deserialize)]
+struct Order {
+    id: String,
+    status: String,
+    seen_by: String,
+}
+
+#[http_handler("GET::/status")]
+async fn status() -> &'static str {
+    "ok"
+}
+
+#[http_handler("GET::/orders/{id}", guard = "api-key")]
+async fn get_order(Path(id): Path<String>, client: Identity<Client>) -> Json<Order> {
+    Json(Order { id, status: "preparing".into(), seen_by: client.name.into() })
+}
+
+#[http_handler("POST::/orders", guard = ["api-key", "writer"])]
+async fn place_order(client: Identity<Client>) -> (StatusCode, Json<Order>) {
+    let order = Order { id: "ord-1".into(), status: "placed".into(), seen_by: client.name.into() };
+    (StatusCode::CREATED, Json(order))
+}
+
+#[websocket_handler("event::track", guard = "internal")]
+async fn track(message: Message) -> Result<()> {
+    if message.text().is_none() {
+        return Err("a tracking message is text".into());
+    }
+    Ok(())
+}
+
+#[custom_handler("custom::refund", guard = "internal")]
+async fn refund(Json(order_id): Json<String>) -> Json<String> {
+    Json(format!("refunded {order_id}"))
+}
+
+#[consumer("source::order-events::recordEvent")]
+async fn record_event(_event: Record<serde::de::IgnoredAny>) {}
+
+/// While `GATEWAY_MAINTENANCE` is set, every event fails in its kind's way.
+fn maintenance() -> impl layer::EventLayer {
+    let on = std::env::var_os("GATEWAY_MAINTENANCE").is_some();
+    layer::from_fn(move |event: Event, next: Next| async move {
+        if !on {
+            return next.run(event).await;
+        }
+        match event.kind() {
+            celerity::HandlerKind::Http => {
+                Answer::http(HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "down for maintenance"))
+            }
+            kind => Answer::failure(kind, "down for maintenance"),
+        }
+    })
+}
+
+#[celerity::main]
+async fn main() -> App {
+    App::new()
+        .layer(maintenance())
+        .http_layer(SetResponseHeaderLayer::overriding(
+            celerity::http::HeaderName::from_static("x-served-by"),
+            HeaderValue::from_static("gateway"),
+        ))
+        .http_layer(CompressionLayer::new().gzip(true))
+        .guard("api-key", api_key)
+        .guard("writer", writer)
+        .guard("internal", internal)
+}
