@@ -7,12 +7,16 @@
 //!   records whose body is `fail`;
 //! - `POST::/ws-send`: sends as many WebSocket messages as the body says in
 //!   one `WsSend`, waits for the acknowledgement, and answers.
+//!
+//! `BENCH_SDK_LAYER=1` puts one layer that only hands the event on around
+//! every handler: what a layer costs.
 
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use celerity::consumer::RawRecord;
 use celerity::http::HttpError;
+use celerity::layer::{self, Event, Next};
 use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Bytes, HandlerKey, Registration};
 use celerity_bench::{
@@ -53,6 +57,9 @@ fn main() -> ExitCode {
             .http(WS_TAG, ws_send);
         for tag in CAPPED_TAGS {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
+        }
+        if std::env::var_os("BENCH_SDK_LAYER").is_some_and(|on| on == "1") {
+            app = app.layer(layer::from_fn(|event: Event, next: Next| next.run(event)));
         }
         // `BENCH_SDK_IO_THREAD=false`: the stream as a task on the
         // application's runtime (`App::io_thread(false)`), to measure what

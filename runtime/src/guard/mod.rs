@@ -51,16 +51,13 @@ mod request;
 mod verdict;
 
 use std::collections::BTreeSet;
-use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 
 use celerity_proto::v1 as pb;
 use celerity_proto::v1::result::Outcome;
-use tower::Service;
 
 pub(crate) use identity::Identities;
 pub use identity::Identity;
@@ -71,7 +68,7 @@ pub use verdict::Verdict;
 use crate::error::Error;
 use crate::http::HttpError;
 use crate::kind::HandlerKind;
-use crate::layer::{Answer, Event, Next, Step};
+use crate::layer::{Answer, Event, Next, NextFuture, Step, Way};
 use crate::registry::{Registration, RegistryError};
 
 /// A check of who may call a handler: it sees the caller's request and
@@ -197,7 +194,7 @@ impl Guards {
             .iter()
             .filter_map(|name| self.get(name).map(|guard| Named { name: name.clone(), guard: Arc::clone(guard) }))
             .collect();
-        Some(Step::from_fn(move |next, _limit| Next::service(GuardStep { guards: Arc::clone(&guards), next })))
+        Some(Step::from_fn(move |next, _limit| Next::way(GuardStep { guards: Arc::clone(&guards), next })))
     }
 }
 
@@ -215,41 +212,32 @@ struct Named {
 }
 
 /// The guards of one handler, in order, before it.
-#[derive(Clone)]
 struct GuardStep {
     guards: Arc<[Named]>,
     next: Next,
 }
 
-impl Service<Event> for GuardStep {
-    type Response = Answer;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, event: Event) -> Self::Future {
+impl Way for GuardStep {
+    fn call(&self, event: Event) -> NextFuture {
         let guards = Arc::clone(&self.guards);
         let next = self.next.clone();
-        Box::pin(async move {
+        NextFuture::layer(async move {
             let mut identities = Vec::new();
             for Named { name, guard } in guards.iter() {
                 match guard.check_boxed(GuardRequest::of(&event)).await {
                     Ok(Verdict { decision: Decision::Allow(given) }) => identities.extend(given),
                     Ok(Verdict { decision: Decision::Deny { status, reason } }) => {
                         tracing::debug!(guard = %name, %status, %reason, "a guard denied the event");
-                        return Ok(denied(event.kind(), status, reason));
+                        return denied(event.kind(), status, reason);
                     }
                     Err(error) => {
                         let message = format!("the guard `{name}` failed: {}", error.message());
-                        return Ok(Answer::error(Error::typed("GuardFailed", message)));
+                        return Answer::error(Error::typed("GuardFailed", message));
                     }
                 }
             }
             event.context().give_identities(Identities(identities));
-            Ok(next.run(event).await)
+            next.run(event).await
         })
     }
 }

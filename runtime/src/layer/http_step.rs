@@ -11,7 +11,7 @@ use celerity_proto::v1::result::Outcome;
 use http::StatusCode;
 use tower::{Service, ServiceExt};
 
-use super::{Answer, BoxError, Event, Next, Payload};
+use super::{Answer, BoxError, Event, Next, NextFuture, Payload, Way};
 use crate::context::Context;
 use crate::error::Error;
 use crate::http::{Body, HttpError, IntoResponse, bridge};
@@ -80,7 +80,6 @@ where
 
 /// A tower HTTP layer's service around [`HttpNext`], as a step of the way
 /// for events of every kind: HTTP events go through it, others straight on.
-#[derive(Clone)]
 pub(crate) struct TowerHttp<S> {
     service: S,
     next: Next,
@@ -98,45 +97,36 @@ impl<S> TowerHttp<S> {
     }
 }
 
-impl<S, B> Service<Event> for TowerHttp<S>
+impl<S, B> Way for TowerHttp<S>
 where
-    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + 'static,
+    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
     S::Error: Into<BoxError>,
     S::Future: Send + 'static,
     B: http_body::Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    type Response = Answer;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, event: Event) -> Self::Future {
+    fn call(&self, event: Event) -> NextFuture {
         if event.kind() != HandlerKind::Http || !matches!(event.payload(), Payload::Http(_)) {
-            let next = self.next.clone();
-            return Box::pin(async move { Ok(next.run(event).await) });
+            return self.next.clone().run(event);
         }
         let (_, cx, payload) = event.into_parts();
         let Payload::Http(request) = payload else { unreachable!("checked above") };
         let request = bridge::into_http(request, &cx);
         let service = self.service.clone();
         let limit = self.limit;
-        Box::pin(async move {
+        NextFuture::layer(async move {
             let response = match service.oneshot(request).await {
                 Ok(response) => response,
-                Err(error) => return Ok(Answer::error(Error::from(error.into()))),
+                Err(error) => return Answer::error(Error::from(error.into())),
             };
             if let Some(Unsent(answer)) = response.extensions().get::<Unsent>() {
-                return Ok(answer.clone());
+                return answer.clone();
             }
-            Ok(match bridge::response_from_http(response, limit).await {
+            match bridge::response_from_http(response, limit).await {
                 Ok(response) => Answer::from_wire(Outcome::Http(response)),
                 Err(error) => Answer::error(error),
-            })
+            }
         })
     }
 }

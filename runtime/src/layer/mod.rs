@@ -57,7 +57,8 @@ pub use answer::Answer;
 pub use event::{Event, Payload};
 pub use from_fn::{FromFn, FromFnLayer, from_fn};
 pub use http_step::HttpNext;
-pub use next::{BoxError, Next};
+pub(crate) use next::Way;
+pub use next::{BoxError, Next, NextFuture, ServiceFuture};
 
 use crate::context::Context;
 use crate::kind::HandlerKind;
@@ -122,7 +123,7 @@ where
     B::Error: Into<BoxError>,
 {
     fn __wrap(&self, next: Next, limit: usize) -> Next {
-        Next::service(TowerHttp::new(self, next, limit))
+        Next::way(TowerHttp::new(self, next, limit))
     }
 }
 
