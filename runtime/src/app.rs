@@ -14,7 +14,7 @@ use crate::driver;
 use crate::error::Error;
 use crate::guard::{Guard, Guards};
 use crate::handle::AppHandle;
-use crate::http::HttpHandler;
+use crate::http::{HttpHandler, HttpService};
 use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::registry::{self, HandlerKey, HandlerKind, Registration};
 use crate::schedule::ScheduleHandler;
@@ -150,6 +150,40 @@ impl App {
     {
         let registration = Registration::http(HandlerKey::Tag(tag.to_string()), handler);
         self.register(registration)
+    }
+
+    /// Serves the HTTP events of `tags` with one tower service of
+    /// `http::Request`s, such as an axum `Router`: the tags go into `Ready`
+    /// and the manifest like any handler's, and each request reaches the
+    /// service as it came (see [`HttpService`](crate::http::HttpService)),
+    /// so the service's own routing and extractors work as they would
+    /// behind hyper. The application's layers, and its HTTP layers, wrap
+    /// the service as they wrap handlers.
+    ///
+    /// ```no_run
+    /// use axum::{Json, Router, extract::Path, routing::get};
+    ///
+    /// async fn get_order(Path(id): Path<u64>) -> Json<u64> {
+    ///     Json(id)
+    /// }
+    ///
+    /// #[celerity::main]
+    /// async fn main() -> celerity::App {
+    ///     let router = Router::new().route("/orders/{id}", get(get_order));
+    ///     celerity::App::new().service(["GET::/orders/{id}"], router)
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn service<S, T>(mut self, tags: T, service: S) -> Self
+    where
+        S: HttpService + Clone,
+        T: IntoIterator,
+        T::Item: AsRef<str>,
+    {
+        for registration in registry::service_registrations(tags, service, std::panic::Location::caller()) {
+            self = self.register(registration);
+        }
+        self
     }
 
     /// Adds an HTTP handler bound by the blueprint handler name (or published

@@ -140,7 +140,7 @@ pub mod prelude {
     #[cfg(feature = "validation")]
     pub use crate::validation::Valid;
     pub use crate::websocket::{ConnectionId, Message, Outbound, WsSender};
-    pub use crate::{App, Bytes, Context, Error, Json, Result, State};
+    pub use crate::{App, Bytes, Context, Error, HandlerKind, Json, Result, State};
     pub use crate::{consumer, custom_handler, http_handler, schedule_handler, websocket_handler};
 }
 

@@ -14,7 +14,7 @@ use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOp
 use crate::context::Context;
 use crate::context::StateMap;
 use crate::custom::{Custom, CustomHandler};
-use crate::http::{Http, HttpHandler};
+use crate::http::{Http, HttpHandler, HttpService};
 pub use crate::kind::HandlerKind;
 use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::pipeline::{self, Endpoint, Handler, Kind, Needs};
@@ -118,8 +118,26 @@ impl Registration {
         H: Handler<K, Args>,
         Args: 'static,
     {
+        Registration::from_endpoint(
+            key,
+            K::KIND,
+            origin,
+            pipeline::endpoint::<K, H, Args>(handler, options),
+            H::needs(),
+        )
+    }
+
+    /// A registration of `endpoint`, a handler of `kind` bound to `key`: its
+    /// tag checked against the kind's form and normalised.
+    fn from_endpoint(
+        key: HandlerKey,
+        kind: HandlerKind,
+        origin: Origin,
+        endpoint: Arc<dyn Endpoint>,
+        needs: Needs,
+    ) -> Self {
         let (key, tag_error) = match key {
-            HandlerKey::Tag(tag) => match parse_tag(tag_kind(K::KIND), &tag) {
+            HandlerKey::Tag(tag) => match parse_tag(tag_kind(kind), &tag) {
                 Ok(normalised) => (HandlerKey::Tag(normalised.tag), None),
                 Err(error) => (HandlerKey::Tag(tag), Some(error)),
             },
@@ -127,15 +145,29 @@ impl Registration {
         };
         Registration {
             key,
-            kind: K::KIND,
+            kind,
             max_concurrent: None,
             origin,
-            endpoint: pipeline::endpoint::<K, H, Args>(handler, options),
-            needs: H::needs(),
+            endpoint,
+            needs,
             layers: Vec::new(),
             guards: Vec::new(),
             tag_error,
         }
+    }
+
+    /// A tower service of `http::Request`s, such as an axum `Router`,
+    /// serving the HTTP events of `key`, registered from the caller's
+    /// source location. [`App::service`](crate::App::service) registers one
+    /// service for several tags; this is for one tag with layers or guards
+    /// of its own (`.guard("jwt")`), added with
+    /// [`App::register`](crate::App::register). See
+    /// [`HttpService`](crate::http::HttpService) for what the service gets.
+    #[track_caller]
+    pub fn service<S: HttpService>(key: HandlerKey, service: S) -> Self {
+        let location = std::panic::Location::caller();
+        let origin = Origin { function: std::any::type_name::<S>(), file: location.file(), line: location.line() };
+        Registration::from_endpoint(key, HandlerKind::Http, origin, service.__endpoint().0, Needs::default())
     }
 
     /// An HTTP handler bound to `key` (a tag such as `GET::/orders/{id}`, or
@@ -273,7 +305,8 @@ impl Registration {
     /// kind's), then its own layers, then `guard`.
     pub(crate) fn layered(&self, layers: &Layers, guard: Option<Step>, limit: usize) -> Registration {
         let mut layered = self.clone();
-        layered.endpoint = layers.around(self.kind, &self.layers, guard, &self.endpoint, limit);
+        let endpoint = self.endpoint.with_limit(limit).unwrap_or_else(|| Arc::clone(&self.endpoint));
+        layered.endpoint = layers.around(self.kind, &self.layers, guard, &endpoint, limit);
         layered.layers = Vec::new();
         layered
     }
@@ -314,6 +347,26 @@ impl Registration {
     ) -> impl Future<Output = celerity_proto::v1::result::Outcome> + Send + 'static {
         pipeline::start(Arc::clone(&self.endpoint), dispatch, cx)
     }
+}
+
+/// One registration of `service` for each of `tags`, all from `location`.
+pub(crate) fn service_registrations<S, T>(
+    tags: T,
+    service: S,
+    location: &'static std::panic::Location<'static>,
+) -> Vec<Registration>
+where
+    S: HttpService + Clone,
+    T: IntoIterator,
+    T::Item: AsRef<str>,
+{
+    tags.into_iter()
+        .map(|tag| {
+            let registration = Registration::service(HandlerKey::Tag(tag.as_ref().to_string()), service.clone());
+            let origin = Origin { file: location.file(), line: location.line(), ..registration.origin };
+            registration.origin(origin)
+        })
+        .collect()
 }
 
 /// The tag grammar of a kind.

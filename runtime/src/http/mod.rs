@@ -30,6 +30,7 @@ mod kind;
 mod params;
 mod path_shape;
 mod respond;
+mod service;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -50,6 +51,7 @@ pub use kind::{Http, HttpHandler};
 pub use kind::{HttpAnswer, HttpArgument};
 pub use params::Params;
 pub use respond::{IntoResponse, ResponseHeaders};
+pub use service::HttpService;
 
 /// Header names as constants (`header::LOCATION`, `header::CONTENT_TYPE`,
 /// ...) and the header types, from the `http` crate.

@@ -26,6 +26,13 @@ pub(crate) trait Endpoint: Send + Sync + 'static {
     /// Serves a payload that layers handed on, as [`Endpoint::call`] serves
     /// a source.
     fn call_payload(&self, payload: Payload, cx: Context) -> HandlerFuture;
+
+    /// This endpoint, answering within messages of at most `limit` bytes,
+    /// for one that collects what it answers with (a tower service's
+    /// response body); none for one whose answers need no limit of its own.
+    fn with_limit(&self, _limit: usize) -> Option<Arc<dyn Endpoint>> {
+        None
+    }
 }
 
 /// A handler `H` of kind `K`, with its kind's options.

@@ -23,7 +23,7 @@ use crate::context::{CancelReason, Context, StateMap};
 use crate::custom::CustomHandler;
 use crate::guard::{Guard, Guards};
 use crate::handle::AppHandle;
-use crate::http::HttpHandler;
+use crate::http::{HttpHandler, HttpService};
 use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::oneshot::{Clock, Control, run};
 use crate::registry::{self, HandlerKey, HandlerKind, Registration, tag_kind};
@@ -161,6 +161,21 @@ impl TestApp {
         Args: 'static,
     {
         self.register(Registration::http(HandlerKey::Tag(tag.to_string()), handler))
+    }
+
+    /// Serves the HTTP events of `tags` with one tower service, such as an
+    /// axum `Router`, as [`App::service`] does.
+    #[track_caller]
+    pub fn service<S, T>(mut self, tags: T, service: S) -> Self
+    where
+        S: HttpService + Clone,
+        T: IntoIterator,
+        T::Item: AsRef<str>,
+    {
+        for registration in registry::service_registrations(tags, service, std::panic::Location::caller()) {
+            self = self.register(registration);
+        }
+        self
     }
 
     /// Adds a WebSocket handler for a tag such as `event::$default`.
