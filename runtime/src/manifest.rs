@@ -14,7 +14,8 @@
 //!       "function": "orders::get_order",
 //!       "file": "src/orders.rs",
 //!       "line": 12,
-//!       "maxConcurrent": 8
+//!       "maxConcurrent": 8,
+//!       "guards": ["jwt"]
 //!     },
 //!     {
 //!       "name": "processOrders",
@@ -22,7 +23,8 @@
 //!       "function": "orders::process",
 //!       "file": "src/orders.rs",
 //!       "line": 30,
-//!       "maxConcurrent": null
+//!       "maxConcurrent": null,
+//!       "guards": []
 //!     }
 //!   ]
 //! }
