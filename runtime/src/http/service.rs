@@ -21,14 +21,12 @@
 use std::sync::Arc;
 
 use celerity_proto::v1::dispatch::Source;
-use celerity_proto::v1::result::Outcome;
-use tower::{Service, ServiceExt};
+use tower::Service;
 
-use super::{Body, Request, bridge};
+use super::{Body, bridge};
 use crate::context::Context;
-use crate::error::Error;
 use crate::kind::{self, HandlerKind};
-use crate::layer::{Answer, BoxError, Payload};
+use crate::layer::{self, BoxError, Payload};
 use crate::pipeline::{Endpoint, HandlerFuture};
 use crate::session::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -92,32 +90,6 @@ struct Served<S> {
     limit: usize,
 }
 
-impl<S, B> Served<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    fn serve(&self, request: Request, cx: &Context) -> HandlerFuture {
-        let request = bridge::into_http(request, cx);
-        let service = self.service.clone();
-        let limit = self.limit;
-        Box::pin(async move {
-            let response = match service.oneshot(request).await {
-                Ok(response) => response,
-                Err(error) => return Answer::error(Error::from(error.into())).into_wire(),
-            };
-            match bridge::response_from_http(response, limit).await {
-                Ok(response) => Outcome::Http(response),
-                Err(error) => Answer::error(error).into_wire(),
-            }
-        })
-    }
-}
-
 impl<S, B> Endpoint for Served<S>
 where
     S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
@@ -139,7 +111,11 @@ where
 
     fn call_payload(&self, payload: Payload, cx: Context) -> HandlerFuture {
         match payload {
-            Payload::Http(request) => self.serve(request, &cx),
+            Payload::Http(request) => {
+                let request = bridge::into_http(request, &cx);
+                let answer = layer::answer_of(self.service.clone(), request, self.limit);
+                Box::pin(async move { answer.await.into_wire() })
+            }
             other => unserved(Some(other.kind()), &cx),
         }
     }

@@ -113,20 +113,29 @@ where
         let (_, cx, payload) = event.into_parts();
         let Payload::Http(request) = payload else { unreachable!("checked above") };
         let request = bridge::into_http(request, &cx);
-        let service = self.service.clone();
-        let limit = self.limit;
-        NextFuture::layer(async move {
-            let response = match service.oneshot(request).await {
-                Ok(response) => response,
-                Err(error) => return Answer::error(Error::from(error.into())),
-            };
-            if let Some(Unsent(answer)) = response.extensions().get::<Unsent>() {
-                return answer.clone();
-            }
-            match bridge::response_from_http(response, limit).await {
-                Ok(response) => Answer::from_wire(Outcome::Http(response)),
-                Err(error) => Answer::error(error),
-            }
-        })
+        NextFuture::layer(answer_of(self.service.clone(), request, self.limit))
+    }
+}
+
+/// What `service` answers `request` with, as an [`Answer`]: its response,
+/// the body collected up to `limit` bytes; a non-HTTP answer that crossed
+/// it inside a `500` as it was; its error as a `HandlerError`.
+pub(crate) async fn answer_of<S, B>(service: S, request: http::Request<Body>, limit: usize) -> Answer
+where
+    S: Service<http::Request<Body>, Response = http::Response<B>>,
+    S::Error: Into<BoxError>,
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    let response = match service.oneshot(request).await {
+        Ok(response) => response,
+        Err(error) => return Answer::error(Error::from(error.into())),
+    };
+    if let Some(Unsent(answer)) = response.extensions().get::<Unsent>() {
+        return answer.clone();
+    }
+    match bridge::response_from_http(response, limit).await {
+        Ok(response) => Answer::from_wire(Outcome::Http(response)),
+        Err(error) => Answer::error(error),
     }
 }
