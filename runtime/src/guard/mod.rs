@@ -50,6 +50,9 @@ mod identity;
 mod request;
 mod verdict;
 
+#[cfg(feature = "jwt")]
+pub mod jwt;
+
 use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
