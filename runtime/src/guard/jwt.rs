@@ -60,7 +60,7 @@
 //! | a `kid` no JWKS key has, where only JWKS keys verify its `alg` | the token's key (kid) is not one this guard knows |
 //! | no `kid`, where only JWKS keys verify its `alg` | the token names no key (kid), and this guard chooses its key by one |
 //! | a signature no key of its algorithm verifies | the token's signature does not verify |
-//! | no `exp`, `iss` or `aud` | the token has no \`exp\` claim (or \`iss\`, \`aud\`) |
+//! | no `exp`, `iss` or `aud` | the token has no `exp` claim (or `iss`, `aud`) |
 //! | an `exp` in the past, beyond the leeway | the token has expired |
 //! | an `nbf` in the future, beyond the leeway | the token is not valid yet |
 //! | an `iss` not named by [`issuer`](JwtGuardBuilder::issuer) | the token's issuer is not accepted |
