@@ -23,6 +23,11 @@
 //! consumer or schedule stops the application before it serves (and before
 //! `--manifest` prints).
 //!
+//! With the `jwt` feature, `guard::jwt::JwtGuard` is a guard ready-made:
+//! it verifies a bearer JWT (HS256, RS256, ES256; keys from a secret, PEM
+//! or a JWKS file), checks its issuer, audience and lifetime, and gives the
+//! handler its typed claims as an [`Identity<T>`].
+//!
 //! ```no_run
 //! use celerity::guard::{GuardRequest, Identity, Verdict};
 //! use celerity::{App, http_handler};
@@ -49,6 +54,9 @@
 mod identity;
 mod request;
 mod verdict;
+
+#[cfg(feature = "jwt")]
+pub mod jwt;
 
 use std::collections::BTreeSet;
 use std::fmt;
