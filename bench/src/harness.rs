@@ -11,7 +11,8 @@
 //! event's tag is under its cap (from `Ready.limits`), and reads results.
 //! Every answer is checked. A warm-up phase runs first and is not measured;
 //! then the measured phase, bracketed by `/proc` readings of the handler
-//! process. A `Drain` ends the process.
+//! process and by readings of its allocation counters (a file both map,
+//! [`crate::alloc`]). A `Drain` ends the process.
 //!
 //! Latency is from the dispatch being handed to the gRPC stream to its
 //! result being decoded: the two ends this process can see.
@@ -30,6 +31,7 @@ use celerity_proto::v1::{
 };
 use celerity_testkit::{RawRuntime, RawStream};
 
+use crate::alloc::{COUNTERS_ENV, CounterFile};
 use crate::procfs;
 use crate::{
     BATCH_RECORDS, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, HTTP_TAG, OK_BODY, TAG_CAP_ENV, WS_MESSAGE, WS_TAG, all_tags,
@@ -265,6 +267,18 @@ pub struct Sample {
     pub rss_after_warmup_kib: u64,
     /// RSS at the end of the measured phase.
     pub rss_end_kib: u64,
+    /// Heap allocations (`alloc`, `alloc_zeroed`, `realloc`) of the handler
+    /// process per measured event, from its counting global allocator; NaN
+    /// when the process did not count.
+    pub allocs_per_event: f64,
+    /// Bytes those allocations asked for, per measured event; NaN when not
+    /// counted.
+    pub alloc_bytes_per_event: f64,
+    /// Voluntary context switches of the handler process (all its threads)
+    /// per measured event; NaN when `/proc` could not be read.
+    pub voluntary_cs_per_event: f64,
+    /// Involuntary context switches, likewise.
+    pub involuntary_cs_per_event: f64,
     /// The process exited by itself, successfully, after the drain.
     pub exit_ok: bool,
 }
@@ -357,7 +371,8 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
 
 fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Sample) -> String {
     let mut line = format!(
-        "[{}/{}] {:<28} {} {:>9.0} ev/s  p50 {:>8.1} µs  p99 {:>8.1} µs  cpu {:>6.1} µs/ev  hwm {:>6.1} MiB",
+        "[{}/{}] {:<28} {} {:>9.0} ev/s  p50 {:>8.1} µs  p99 {:>8.1} µs  cpu {:>6.1} µs/ev  hwm {:>6.1} MiB  \
+         alloc {:>6.1}/ev  cs {:.2}+{:.2}/ev",
         round + 1,
         rounds,
         case.name,
@@ -366,7 +381,10 @@ fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Samp
         s.p50_us,
         s.p99_us,
         s.cpu_us_per_event,
-        s.peak_rss_kib as f64 / 1024.0
+        s.peak_rss_kib as f64 / 1024.0,
+        s.allocs_per_event,
+        s.voluntary_cs_per_event,
+        s.involuntary_cs_per_event
     );
     if case.memory {
         line.push_str(&format!(
@@ -432,7 +450,15 @@ impl Harness {
         while self.runtime.try_accept().is_some() {}
         self.runs += 1;
         let log = self.dir.0.join(format!("{}-{}.log", self.runs, which.label()));
-        let mut child = match spawn(bin, &self.socket, case, &log) {
+        let counters_path = self.dir.0.join(format!("{}-{}.counters", self.runs, which.label()));
+        let counters = match CounterFile::create(&counters_path) {
+            Ok(counters) => counters,
+            Err(error) => {
+                sample.error(format!("could not create {}: {error}", counters_path.display()));
+                return sample;
+            }
+        };
+        let mut child = match spawn(bin, &self.socket, case, &log, counters.path()) {
             Ok(child) => child,
             Err(error) => {
                 sample.error(error);
@@ -440,7 +466,7 @@ impl Harness {
             }
         };
         let pid = child.id();
-        let outcome = self.drive(case, pid, &mut child, &mut sample).await;
+        let outcome = self.drive(case, pid, &mut child, &counters, &mut sample).await;
         if let Err(error) = outcome {
             sample.error(format!("{error}{}", log_tail(&log)));
             let _ = child.kill();
@@ -449,7 +475,14 @@ impl Harness {
         sample
     }
 
-    async fn drive(&mut self, case: &Case, pid: u32, child: &mut Child, sample: &mut Sample) -> Result<(), String> {
+    async fn drive(
+        &mut self,
+        case: &Case,
+        pid: u32,
+        child: &mut Child,
+        counters: &CounterFile,
+        sample: &mut Sample,
+    ) -> Result<(), String> {
         let mut stream = accept(&self.runtime, child).await?;
         let caps = handshake(&mut stream, case).await?;
         let mut load = Load::new(case, caps);
@@ -458,9 +491,13 @@ impl Harness {
         let (rss_after_warmup, _) = procfs::memory_kib(pid).unwrap_or_default();
         let cpu_before = procfs::cpu_time(pid).unwrap_or_default();
         let gen_before = procfs::own_cpu_time().unwrap_or_default();
+        let switches_before = procfs::context_switches(pid);
+        let allocs_before = counters.read();
 
         let elapsed = load.phase(&mut stream, case.events, true, sample).await?;
 
+        let allocs_after = counters.read();
+        let switches_after = procfs::context_switches(pid);
         let cpu_after = procfs::cpu_time(pid).unwrap_or_default();
         let gen_after = procfs::own_cpu_time().unwrap_or_default();
         let (rss_end, hwm) = procfs::memory_kib(pid).unwrap_or_default();
@@ -472,6 +509,17 @@ impl Harness {
         sample.rss_after_warmup_kib = rss_after_warmup;
         sample.rss_end_kib = rss_end;
         sample.peak_rss_kib = hwm;
+        let per_event = |before: u64, after: u64| after.saturating_sub(before) as f64 / n;
+        (sample.allocs_per_event, sample.alloc_bytes_per_event) = match (allocs_before, allocs_after) {
+            (Some(before), Some(after)) => {
+                (per_event(before.allocations, after.allocations), per_event(before.bytes, after.bytes))
+            }
+            _ => (f64::NAN, f64::NAN),
+        };
+        (sample.voluntary_cs_per_event, sample.involuntary_cs_per_event) = match (switches_before, switches_after) {
+            (Some((v0, i0)), Some((v1, i1))) => (per_event(v0, v1), per_event(i0, i1)),
+            _ => (f64::NAN, f64::NAN),
+        };
         let mut latencies = std::mem::take(&mut load.latencies);
         latencies.sort_unstable();
         sample.p50_us = percentile(&latencies, 0.50);
@@ -488,7 +536,7 @@ impl Harness {
     }
 }
 
-fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path) -> Result<Child, String> {
+fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path, counters: &Path) -> Result<Child, String> {
     let stderr = File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
     let mut command = Command::new(bin);
     // Only the settings below: none of the SDK's from this environment.
@@ -502,6 +550,7 @@ fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path) -> Result<Child, St
         .env("CELERITY_HANDLER_CONCURRENCY", case.credit.to_string())
         .env("CELERITY_CONNECT_TIMEOUT_MS", "20000")
         .env(TAG_CAP_ENV, case.tag_cap().to_string())
+        .env(COUNTERS_ENV, counters)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

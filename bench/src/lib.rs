@@ -9,10 +9,13 @@
 //! - `bench-raw-handler` (B): a hand-written tonic client with no SDK that
 //!   answers every dispatch at once, which is as fast as gRPC over a Unix
 //!   socket goes.
+//! - [`alloc`]: the counting global allocator of both handlers, and the
+//!   shared file the harness reads their counts from.
 //!
 //! The constants here are what the load generator and both handlers agree
 //! on: the tags, the consumer batch and the WebSocket send.
 
+pub mod alloc;
 pub mod harness;
 pub mod procfs;
 pub mod report;

@@ -152,6 +152,8 @@ fn main() -> ExitCode {
     text.push_str(&report::throughput_table(&summaries));
     text.push_str("\n### Latency (dispatch handed to the stream → result read)\n\n");
     text.push_str(&report::latency_table(&summaries));
+    text.push_str("\n### Allocations and context switches (handler process, per event)\n\n");
+    text.push_str(&report::counts_table(&summaries));
     if summaries.iter().any(|s| s.memory) {
         text.push_str("\n### Memory growth\n\n");
         text.push_str(&report::memory_table(&summaries));

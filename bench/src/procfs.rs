@@ -1,4 +1,5 @@
-//! What `/proc` says about a process: CPU time and resident memory.
+//! What `/proc` says about a process: CPU time, resident memory and context
+//! switches.
 
 use std::time::Duration;
 
@@ -41,6 +42,28 @@ pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// Context switches of a process, `(voluntary, involuntary)`: the sum over
+/// its threads of `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches`
+/// in `/proc/<pid>/task/<tid>/status` (`/proc/<pid>/status` has the main
+/// thread's only). A thread that has exited is no longer in the sum; one
+/// that exits while this reads is left out.
+pub fn context_switches(pid: u32) -> Option<(u64, u64)> {
+    let mut total = None;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else { continue };
+        let field = |name: &str| {
+            status.lines().find_map(|line| line.strip_prefix(name)).and_then(|value| value.trim().parse::<u64>().ok())
+        };
+        if let (Some(voluntary), Some(involuntary)) =
+            (field("voluntary_ctxt_switches:"), field("nonvoluntary_ctxt_switches:"))
+        {
+            let (v, i) = total.unwrap_or((0, 0));
+            total = Some((v + voluntary, i + involuntary));
+        }
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +75,18 @@ mod tests {
         assert!(own_cpu_time().is_some());
         let (rss, hwm) = memory_kib(pid).unwrap();
         assert!(rss > 0 && hwm >= rss, "{rss} {hwm}");
+    }
+
+    #[test]
+    fn counts_the_switches_of_a_sleeping_process() {
+        // Other tests' threads come and go in this process: read a child
+        // that does nothing but sleep, which switches out voluntarily.
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let switches = context_switches(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let (voluntary, _) = switches.unwrap();
+        assert!(voluntary >= 1, "{switches:?}");
     }
 }

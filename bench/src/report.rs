@@ -57,6 +57,14 @@ pub struct Medians {
     pub rss_warm_mib: f64,
     /// RSS at the end, MiB.
     pub rss_end_mib: f64,
+    /// Heap allocations per event.
+    pub allocs: f64,
+    /// Bytes allocated per event.
+    pub alloc_bytes: f64,
+    /// Voluntary context switches per event.
+    pub voluntary_cs: f64,
+    /// Involuntary context switches per event.
+    pub involuntary_cs: f64,
 }
 
 impl Medians {
@@ -71,6 +79,10 @@ impl Medians {
             peak_rss_mib: median(samples, |s| s.peak_rss_kib as f64 / 1024.0),
             rss_warm_mib: median(samples, |s| s.rss_after_warmup_kib as f64 / 1024.0),
             rss_end_mib: median(samples, |s| s.rss_end_kib as f64 / 1024.0),
+            allocs: median(samples, |s| s.allocs_per_event),
+            alloc_bytes: median(samples, |s| s.alloc_bytes_per_event),
+            voluntary_cs: median(samples, |s| s.voluntary_cs_per_event),
+            involuntary_cs: median(samples, |s| s.involuntary_cs_per_event),
         }
     }
 
@@ -149,6 +161,48 @@ pub fn latency_table(summaries: &[Summary]) -> String {
             s.a.p999_us,
             s.b.p999_us,
             ratio(s.a.p999_us, s.b.p999_us),
+        );
+    }
+    out
+}
+
+/// A value with `precision` decimals, or `—` when it was not measured.
+fn value(v: f64, precision: usize) -> String {
+    if v.is_finite() { format!("{v:.precision$}") } else { "—".to_string() }
+}
+
+/// A/B with two decimals, or `—` when either is missing or B is zero.
+fn ratio_cell(a: f64, b: f64) -> String {
+    if a.is_finite() && b.is_finite() && b != 0.0 { format!("{:.2}", a / b) } else { "—".to_string() }
+}
+
+/// The counts table: heap allocations (calls and bytes) and context switches
+/// (voluntary and involuntary, all threads) of the handler process per
+/// measured event, for A and B, and A/B. The involuntary switches follow the
+/// machine's load more than the handler: no ratio.
+pub fn counts_table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| case | A allocs/ev | B allocs/ev | A/B | A bytes/ev | B bytes/ev | A/B | A vol. cs/ev | B vol. cs/ev | A/B | A invol. cs/ev | B invol. cs/ev |\n",
+    );
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for s in summaries {
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.name,
+            if s.clean { "" } else { " (ERRORS)" },
+            value(s.a.allocs, 1),
+            value(s.b.allocs, 1),
+            ratio_cell(s.a.allocs, s.b.allocs),
+            value(s.a.alloc_bytes, 0),
+            value(s.b.alloc_bytes, 0),
+            ratio_cell(s.a.alloc_bytes, s.b.alloc_bytes),
+            value(s.a.voluntary_cs, 3),
+            value(s.b.voluntary_cs, 3),
+            ratio_cell(s.a.voluntary_cs, s.b.voluntary_cs),
+            value(s.a.involuntary_cs, 3),
+            value(s.b.involuntary_cs, 3),
         );
     }
     out
@@ -311,5 +365,22 @@ mod tests {
         assert_eq!(median(&[s(3.0), s(1.0), s(2.0)], |x| x.events_per_sec), 2.0);
         assert_eq!(median(&[s(4.0), s(1.0), s(2.0), s(3.0)], |x| x.events_per_sec), 2.5);
         assert!(median(&[], |x| x.events_per_sec).is_nan());
+    }
+
+    #[test]
+    fn counts_not_measured_read_as_a_dash() {
+        let sample =
+            |allocs: f64| Sample { allocs_per_event: allocs, voluntary_cs_per_event: 0.0, ..Sample::default() };
+        let result = CaseResult {
+            case: crate::harness::matrix(crate::harness::Mode::Smoke).remove(0),
+            a: vec![sample(20.0), sample(22.0)],
+            b: vec![sample(f64::NAN)],
+        };
+        let table = counts_table(&summarise(&[result]));
+        let row = table.lines().nth(2).unwrap();
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        // case, A allocs, B allocs, A/B, …, A vol., B vol., A/B
+        assert_eq!(&cells[1..5], ["http/c1/0B/1tag (ERRORS)", "21.0", "—", "—"], "{row}");
+        assert_eq!(&cells[8..11], ["0.000", "0.000", "—"], "{row}");
     }
 }

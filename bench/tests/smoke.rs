@@ -1,6 +1,7 @@
 //! The benchmark harness at a tiny size, as CI runs it: every case of the
 //! matrix against both handlers, interleaved, checking only that every event
-//! was answered correctly. No timing is asserted.
+//! was answered correctly, and that allocations and context switches were
+//! counted. No timing is asserted.
 
 use std::path::PathBuf;
 
@@ -35,6 +36,18 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
                     sample.first_errors
                 );
                 assert_eq!(sample.dispatched, result.case.warmup + result.case.events, "{}", result.case.name);
+                // Counted, not judged: decoding a `Dispatch` allocates in
+                // either handler, so every measured phase has some.
+                assert!(
+                    sample.allocs_per_event.is_finite() && sample.allocs_per_event > 0.0,
+                    "{} {label}: allocations not counted ({})",
+                    result.case.name,
+                    sample.allocs_per_event
+                );
+                assert!(sample.alloc_bytes_per_event.is_finite() && sample.alloc_bytes_per_event > 0.0);
+                for switches in [sample.voluntary_cs_per_event, sample.involuntary_cs_per_event] {
+                    assert!(switches.is_finite() && switches >= 0.0, "{} {label}: {switches}", result.case.name);
+                }
                 if let Shape::WsSend { .. } = result.case.shape {
                     assert_eq!(sample.ws_sends, sample.answered, "{} {label}", result.case.name);
                 }

@@ -33,9 +33,15 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Endpoint;
 
+/// Counts heap allocations for the harness (`celerity_bench::alloc`), as
+/// (A) does.
+#[global_allocator]
+static ALLOCATOR: celerity_bench::alloc::Counting = celerity_bench::alloc::Counting;
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
+    celerity_bench::alloc::attach_from_env();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

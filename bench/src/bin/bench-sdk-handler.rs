@@ -24,6 +24,11 @@ use celerity_bench::{
     ws_batch_size, ws_connection_id,
 };
 
+/// Counts heap allocations for the harness (`celerity_bench::alloc`), as
+/// (B) does.
+#[global_allocator]
+static ALLOCATOR: celerity_bench::alloc::Counting = celerity_bench::alloc::Counting;
+
 async fn echo(body: Bytes) -> Bytes {
     body
 }
@@ -48,6 +53,7 @@ async fn ws_send(ws: WsSender, body: Bytes) -> Result<&'static str, HttpError> {
 }
 
 fn main() -> ExitCode {
+    celerity_bench::alloc::attach_from_env();
     let cap = tag_cap_from_env();
     let serve = move || async move {
         let mut app = App::new()
