@@ -57,7 +57,8 @@ use crate::session::DEFAULT_MAX_MESSAGE_BYTES;
     message = "`{Self}` is not a service of HTTP requests the SDK can serve",
     label = "not a service of `http::Request<celerity::http::Body>`",
     note = "a service is a `tower::Service<http::Request<celerity::http::Body>>` answering with an `http::Response<B>` for an `http-body` 1 body `B`, and is `Clone + Send + Sync + 'static`",
-    note = "an axum `Router` is one once its state is given: `Router::new().route(..).with_state(state)`"
+    note = "an axum `Router` is one once its state is given: `Router::new().route(..).with_state(state)`",
+    note = "a handler function goes on with `App::http(tag, handler)`"
 )]
 pub trait HttpService: Send + Sync + 'static {
     #[doc(hidden)]
