@@ -232,17 +232,7 @@ async fn run_stream(
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
 
-    let specs: Vec<HandlerSpec> = served
-        .registrations
-        .iter()
-        .map(|r| HandlerSpec {
-            key: r.key.clone(),
-            kind: r.kind,
-            max_concurrent: r.max_concurrent,
-            name: r.origin.function.to_string(),
-            label: r.origin.to_string(),
-        })
-        .collect();
+    let specs: Vec<HandlerSpec> = served.registrations.iter().map(Registration::spec).collect();
     let config = settings.session_config(specs);
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
 

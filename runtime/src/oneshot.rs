@@ -106,13 +106,8 @@ pub(crate) fn run(
     let tag = dispatch.handler_tag.clone();
     let (handlers, declared) = match &registration {
         Some(registration) => {
-            let spec = HandlerSpec {
-                key: registration.key.clone(),
-                kind: registration.kind,
-                max_concurrent: None,
-                name: registration.origin.function.to_string(),
-                label: registration.origin.to_string(),
-            };
+            // One event at a time: no cap to enforce.
+            let spec = HandlerSpec { max_concurrent: None, ..registration.spec() };
             let name = match &registration.key {
                 HandlerKey::Name(name) => name.clone(),
                 HandlerKey::Tag(_) => registration.origin.function.to_string(),

@@ -20,6 +20,7 @@ use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::pipeline::{self, Endpoint, Handler, Kind, Needs};
 use crate::schedule::{Schedule, ScheduleHandler};
 pub use crate::session::HandlerKey;
+use crate::session::HandlerSpec;
 use crate::websocket::{WebSocket, WebSocketHandler};
 
 /// Where a handler was registered: its Rust path and source location.
@@ -338,6 +339,18 @@ impl Registration {
         self.max_concurrent
     }
 
+    /// What the protocol core needs to know of it.
+    pub(crate) fn spec(&self) -> HandlerSpec {
+        HandlerSpec {
+            key: self.key.clone(),
+            kind: self.kind,
+            max_concurrent: self.max_concurrent,
+            name: self.origin.function.to_string(),
+            label: self.origin.to_string(),
+            route: self.needs.route.clone(),
+        }
+    }
+
     /// Runs the handler for one dispatched event: its outcome, or the
     /// answer to its panic.
     pub(crate) fn start(
@@ -554,9 +567,8 @@ pub(crate) fn check(registrations: &[Registration]) -> Result<(), RegistryError>
 }
 
 /// Checks that a handler bound by tag can take its arguments from the tag's
-/// route. (One bound by name learns its tag at the handshake; its `Path<T>`
-/// is checked on each request, and a mismatch answered as the handler's
-/// fault.)
+/// route. (One bound by name learns its tag at the handshake, and is
+/// checked there, before `Ready`.)
 fn check_route(registration: &Registration) -> Result<(), RegistryError> {
     let HandlerKey::Tag(tag) = &registration.key else {
         return Ok(());

@@ -254,6 +254,21 @@ async fn an_unknown_name_is_a_startup_error_listing_the_declared_names() {
 }
 
 #[tokio::test]
+async fn a_name_whose_tag_does_not_fit_its_path_stops_the_application_before_ready() {
+    // `getOrder` takes one `Path` value; this blueprint gives its name a
+    // route of two parameters.
+    let rt = demo_blueprint(&["getOrder"]).handler("getOrder", "GET::/orders/{id}/lines/{line}").bind().await.unwrap();
+    let mut process = HandlerProcess::spawn_for(&rt, DEMO).unwrap();
+    assert_ne!(exit_code(&mut process).await, 0, "{}", process.output_text());
+    let output = process.stderr_text();
+    assert!(
+        output.contains(r#"bound to name "getOrder", whose tag in the blueprint is GET::/orders/{id}/lines/{line}, and cannot serve it"#),
+        "{output}"
+    );
+    assert!(output.contains("demo::get_order (examples/registry-demo/src/bin/demo.rs:"), "{output}");
+}
+
+#[tokio::test]
 async fn two_functions_with_one_tag_are_a_startup_error_naming_both() {
     let rt = TestRuntime::builder().handler("listOrders", "GET::/orders").bind().await.unwrap();
     let mut process = HandlerProcess::spawn_for(&rt, DUPLICATE_TAGS).unwrap();

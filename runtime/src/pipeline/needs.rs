@@ -3,6 +3,8 @@
 
 use std::any::TypeId;
 
+use crate::session::RouteCheck;
+
 /// What a handler's arguments need: shared state the application must
 /// provide, and what the handler's route must offer. Gathered from each
 /// argument ([`super::FromEvent::needs`]) when the handler is registered,
@@ -24,10 +26,6 @@ pub(crate) struct StateNeed {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
 }
-
-/// Whether an argument can be taken from the parameters of a route (their
-/// names, in order): `Err` says why not.
-pub(crate) type RouteCheck = fn(&[String]) -> Result<(), String>;
 
 impl Needs {
     /// The application must provide a `State<T>`.

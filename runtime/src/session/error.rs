@@ -49,6 +49,18 @@ pub enum SessionError {
         /// The names the blueprint does declare.
         declared: Vec<String>,
     },
+    /// A handler bound by name cannot take its arguments from the route of
+    /// the tag the blueprint gives that name.
+    RouteMismatch {
+        /// The handler.
+        handler: String,
+        /// The name it is bound to.
+        name: String,
+        /// The tag the blueprint gives it.
+        tag: String,
+        /// What does not fit.
+        problem: String,
+    },
     /// Two handlers resolved to one tag.
     DuplicateTag {
         /// The tag.
@@ -135,6 +147,12 @@ impl fmt::Display for SessionError {
                 } else {
                     write!(f, "it declares: {}", declared.join(", "))
                 }
+            }
+            SessionError::RouteMismatch { handler, name, tag, problem } => {
+                write!(
+                    f,
+                    "handler {handler} is bound to name {name:?}, whose tag in the blueprint is {tag}, and cannot serve it: {problem}"
+                )
             }
             SessionError::DuplicateTag { tag, first, second } => {
                 write!(f, "two handlers serve tag {tag}: {first} and {second}; a tag must have exactly one handler")

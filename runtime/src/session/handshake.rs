@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use celerity_proto::v1::{HandlerLimit, ProtocolVersion, Ready, RuntimeConfig};
+use celerity_tags::{TagKind, parse_tag};
 
 use super::{HandlerKey, HandlerSpec, SessionError};
+use crate::kind::HandlerKind;
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
 /// What the handshake found when it compared the handlers registered in code
@@ -80,7 +82,8 @@ pub(crate) fn bind(handlers: &[HandlerSpec], config: &RuntimeConfig) -> Result<B
                     name: name.clone(),
                     handler: spec.label.clone(),
                     declared: declared_names(config),
-                })?,
+                })
+                .and_then(|tag| route_fits(spec, name, tag))?,
         };
         tags.push(tag);
     }
@@ -121,6 +124,28 @@ pub(crate) fn bind(handlers: &[HandlerSpec], config: &RuntimeConfig) -> Result<B
     report.undeclared.sort();
 
     Ok(Binding { by_tag, tags, report })
+}
+
+/// `tag`, the one the blueprint gives `spec`'s `name`, if the handler's
+/// arguments can be taken from its route. A handler bound by tag had its
+/// route checked before connecting; a tag that does not parse is the
+/// runtime's to refuse.
+fn route_fits(spec: &HandlerSpec, name: &str, tag: String) -> Result<String, SessionError> {
+    if spec.kind != HandlerKind::Http || spec.route.is_empty() {
+        return Ok(tag);
+    }
+    let Ok(normalised) = parse_tag(TagKind::Http, &tag) else { return Ok(tag) };
+    for check in &spec.route {
+        if let Err(problem) = check(&normalised.params) {
+            return Err(SessionError::RouteMismatch {
+                handler: spec.label.clone(),
+                name: name.to_string(),
+                tag,
+                problem,
+            });
+        }
+    }
+    Ok(tag)
 }
 
 fn declared_names(config: &RuntimeConfig) -> Vec<String> {

@@ -38,7 +38,8 @@ pub use error::SessionError;
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,
-    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, SessionConfig, error_type, event_deadline, frame_name,
+    HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, RouteCheck, SessionConfig, error_type, event_deadline,
+    frame_name,
 };
 pub use warnings::WARNING_INTERVAL_MS;
 pub use ws::WsOutcome;

@@ -249,6 +249,31 @@ fn an_unknown_name_lists_the_declared_ones() {
 }
 
 #[test]
+fn a_name_whose_route_does_not_fit_the_handler_stops_before_ready() {
+    fn two_parameters(params: &[String]) -> Result<(), String> {
+        if params.len() == 2 {
+            Ok(())
+        } else {
+            Err(format!("Path<(String, String)> takes 2 values; the route has {params:?}"))
+        }
+    }
+    let mut handler = named("getOrder");
+    handler.route.push(two_parameters);
+    let mut session = Session::new(SessionConfig::new(vec![handler.clone()], 4), T0);
+    session.handle(T0, config_frame(&[("getOrder", "GET::/orders/{id}")], Some((1, 0))));
+    let actions = drain(&mut session);
+    assert!(sent(&actions).is_empty(), "nothing is sent, Ready least of all: {actions:?}");
+    let text = exit(&actions).unwrap().unwrap_err().to_string();
+    assert!(text.contains("\"getOrder\"") && text.contains("GET::/orders/{id}"), "{text}");
+    assert!(text.contains("takes 2 values; the route has [\"id\"]"), "{text}");
+
+    // The same handler on a route that fits is served.
+    let mut session = Session::new(SessionConfig::new(vec![handler], 4), T0);
+    session.handle(T0, config_frame(&[("getOrder", "GET::/customers/{customer}/orders/{id}")], Some((1, 0))));
+    assert!(matches!(&sent(&drain(&mut session))[..], [handler_message::Frame::Ready(_)]));
+}
+
+#[test]
 fn a_tag_bound_twice_names_both_handlers() {
     let mut session = Session::new(SessionConfig::new(vec![spec("GET::/o"), named("getOrder")], 4), T0);
     session.handle(T0, config_frame(&[("getOrder", "GET::/o")], Some((1, 0))));

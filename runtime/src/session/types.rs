@@ -29,6 +29,10 @@ impl fmt::Display for HandlerKey {
     }
 }
 
+/// Whether a handler's arguments can be taken from the parameters of a route
+/// (their names, in order): `Err` says why not.
+pub type RouteCheck = fn(&[String]) -> Result<(), String>;
+
 /// What the session needs to know about one registered handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandlerSpec {
@@ -43,6 +47,10 @@ pub struct HandlerSpec {
     pub name: String,
     /// How to name it to a person: Rust path and source location.
     pub label: String,
+    /// What its route must offer its arguments (a `Path<T>` that fits),
+    /// checked at the handshake for a handler bound by name, whose route
+    /// only the blueprint gives. `Err` says why a route does not fit.
+    pub route: Vec<RouteCheck>,
 }
 
 impl HandlerSpec {
@@ -50,7 +58,7 @@ impl HandlerSpec {
     /// answers and to a person.
     pub fn new(key: HandlerKey, kind: HandlerKind, name: impl Into<String>) -> Self {
         let name = name.into();
-        HandlerSpec { key, kind, max_concurrent: None, label: name.clone(), name }
+        HandlerSpec { key, kind, max_concurrent: None, label: name.clone(), name, route: Vec::new() }
     }
 }
 
