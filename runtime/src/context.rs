@@ -4,9 +4,11 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
+use std::sync::atomic::{Ordering, fence};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::guard::Identities;
@@ -28,8 +30,13 @@ struct Inner {
     tag: Arc<str>,
     handler_name: &'static str,
     deadline: Option<SystemTime>,
-    cancel: CancellationToken,
+    /// Set once, when the event is cancelled: the cancellation itself.
     reason: OnceLock<CancelReason>,
+    /// Wakes the handler's `cancelled()` waits.
+    woken: Notify,
+    /// A `tokio_util` token, made only for a handler that asks for one: it
+    /// is an allocation of its own, which most events never need.
+    token: OnceLock<CancellationToken>,
     trace_context: HashMap<String, String>,
     state: Arc<StateMap>,
     app: Option<AppHandle>,
@@ -69,8 +76,9 @@ impl Context {
                 tag,
                 handler_name,
                 deadline,
-                cancel: CancellationToken::new(),
                 reason: OnceLock::new(),
+                woken: Notify::new(),
+                token: OnceLock::new(),
                 trace_context,
                 state,
                 app,
@@ -124,7 +132,7 @@ impl Context {
     /// Whether the event has been cancelled: deadline passed, caller gone, or
     /// shutdown.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
+        self.inner.reason.get().is_some()
     }
 
     /// Why the event was cancelled, once it has been.
@@ -135,14 +143,30 @@ impl Context {
     /// Waits until the event is cancelled, and says why. Use it in a
     /// `tokio::select!` beside long work to stop early.
     pub async fn cancelled(&self) -> CancelReason {
-        self.inner.cancel.cancelled().await;
-        self.cancel_reason().unwrap_or(CancelReason::Unspecified)
+        loop {
+            // Registered before the reason is read, so that a cancellation
+            // between the two still wakes this wait.
+            let woken = self.inner.woken.notified();
+            let mut woken = std::pin::pin!(woken);
+            woken.as_mut().enable();
+            if let Some(reason) = self.cancel_reason() {
+                return reason;
+            }
+            woken.await;
+        }
     }
 
     /// A token that is cancelled with the event, to hand to code that takes
     /// a `tokio_util` cancellation token.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.inner.cancel.clone()
+        let token = self.inner.token.get_or_init(CancellationToken::new).clone();
+        // Paired with the fence in `cancel`: of a cancellation and a first
+        // token made at once, one always sees the other.
+        fence(Ordering::SeqCst);
+        if self.is_cancelled() {
+            token.cancel();
+        }
+        token
     }
 
     /// The W3C trace context of the caller (`traceparent`, `tracestate`);
@@ -179,7 +203,11 @@ impl Context {
     /// Fires the cancellation with its reason; the first reason stays.
     pub(crate) fn cancel(&self, reason: CancelReason) {
         let _ = self.inner.reason.set(reason);
-        self.inner.cancel.cancel();
+        self.inner.woken.notify_waiters();
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.inner.token.get() {
+            token.cancel();
+        }
     }
 }
 
@@ -269,5 +297,36 @@ impl<T: Send + Sync + 'static> State<T> {
                 ),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_wait_begun_before_the_cancellation_wakes_with_its_reason() {
+        let cx = Context::detached("GET::/slow");
+        let waiting = tokio::spawn({
+            let cx = cx.clone();
+            async move { cx.cancelled().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!cx.is_cancelled());
+        cx.cancel(CancelReason::DeadlineExceeded);
+        cx.cancel(CancelReason::CallerGone);
+        assert_eq!(waiting.await.unwrap(), CancelReason::DeadlineExceeded, "the first reason stays");
+        assert_eq!(cx.cancelled().await, CancelReason::DeadlineExceeded, "a wait after it returns at once");
+    }
+
+    #[test]
+    fn a_token_is_cancelled_with_the_event_whether_made_before_or_after() {
+        let cx = Context::detached("GET::/slow");
+        let before = cx.cancellation_token();
+        assert!(!before.is_cancelled());
+        cx.cancel(CancelReason::Shutdown);
+        assert!(before.is_cancelled());
+        let after = cx.cancellation_token();
+        assert!(after.is_cancelled());
     }
 }
