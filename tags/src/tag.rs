@@ -313,11 +313,20 @@ fn parse_http(tag: &str) -> Result<NormalisedTag, TagError> {
     if !is_http_method(method) {
         let upper = method.to_ascii_uppercase();
         if is_http_method(&upper) {
-            return Err(TagError::new(
+            let error = TagError::new(
                 TagErrorCode::LowercaseMethod,
                 format!("the HTTP method in a tag is upper case, `{upper}` and not `{method}`"),
-            )
-            .suggest(format!("{upper}::{route}")));
+            );
+            // What to write is the tag with every mistake fixed, not just
+            // this one: `get::orders` becomes `GET::/orders`.
+            let suggestion = match parse_http(&format!("{upper}::{route}")) {
+                Ok(fixed) => Some(fixed.tag),
+                Err(rest) => rest.suggestion,
+            };
+            return Err(match suggestion {
+                Some(suggestion) => error.suggest(suggestion),
+                None => error,
+            });
         }
         let shown = if method.is_empty() { "no method".to_string() } else { format!("`{method}`") };
         return Err(TagError::new(
@@ -578,6 +587,10 @@ mod tests {
         assert!(e.message.contains("upper case"), "{e}");
         let e = err(TagKind::Http, "Delete::/orders/{id}");
         assert_eq!(e.suggestion.as_deref(), Some("DELETE::/orders/{id}"));
+        // The suggestion fixes the route too.
+        assert_eq!(err(TagKind::Http, "get::orders").suggestion.as_deref(), Some("GET::/orders"));
+        assert_eq!(err(TagKind::Http, "post::/files/{p+}").suggestion.as_deref(), Some("POST::/files/{*p}"));
+        assert_eq!(err(TagKind::Http, "get::/a/{x").suggestion, None, "no suggestion that is still wrong");
     }
 
     #[test]
