@@ -7,11 +7,12 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericArgument, Item, ItemFn, PathArguments, ReturnType, Signature, Type};
+use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
 
 use crate::args::{self, Binding, Errors, HandlerArgs};
 use crate::kind::{ConsumerMode, KindSpec};
 use crate::path_check;
+use crate::types::{type_text, wrapped};
 use celerity_tags::TagKind;
 
 /// Expands a handler attribute of `kind`.
@@ -208,40 +209,6 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
-}
-
-/// `T` in `Name<T>` or `some::path::Name<T>`: the one type argument of a
-/// type whose last segment is `name`.
-pub fn wrapped<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
-    let Type::Path(path) = ty else { return None };
-    if path.qself.is_some() {
-        return None;
-    }
-    let last = path.path.segments.last()?;
-    if last.ident != name {
-        return None;
-    }
-    let PathArguments::AngleBracketed(arguments) = &last.arguments else { return None };
-    let mut types = arguments.args.iter().filter_map(|argument| match argument {
-        GenericArgument::Type(ty) => Some(ty),
-        _ => None,
-    });
-    match (types.next(), types.next()) {
-        (Some(ty), None) => Some(ty),
-        _ => None,
-    }
-}
-
-/// A type as a person writes it, for messages: `Json<Order>`.
-pub fn type_text(ty: &Type) -> String {
-    let mut text = quote!(#ty).to_string();
-    for (from, to) in [(" :: ", "::"), (":: ", "::"), (" ::", "::"), (" < ", "<"), ("< ", "<"), (" <", "<")] {
-        text = text.replace(from, to);
-    }
-    for (from, to) in [(" > ", ">"), (" >", ">"), (" ,", ","), ("& ", "&"), ("( ", "("), (" )", ")")] {
-        text = text.replace(from, to);
-    }
-    text
 }
 
 /// Whether a `#[consumer]` takes the whole batch: an argument whose type's

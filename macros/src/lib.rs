@@ -37,6 +37,7 @@ mod handler;
 mod kind;
 mod main_attr;
 mod path_check;
+mod types;
 
 use proc_macro::TokenStream;
 

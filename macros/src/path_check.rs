@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, PathArguments, Signature, Type};
 
 use crate::args::Errors;
-use crate::handler::{type_text, wrapped};
+use crate::types::{type_text, wrapped};
 
 /// Types that deserialize from exactly one path parameter.
 const SINGLE_VALUES: &[&str] = &[

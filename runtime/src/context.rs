@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::guard::Identities;
+use crate::guard::given::Identities;
 use crate::handle::AppHandle;
 
 pub use crate::session::CancelReason;

@@ -48,6 +48,9 @@ impl Codec for KitCodec {
     }
 }
 
+/// What a frame the runtime side sends travels as.
+pub(crate) type Frame = Result<Outgoing, Status>;
+
 pub(crate) struct OutgoingEncoder;
 
 impl Encoder for OutgoingEncoder {

@@ -25,7 +25,7 @@ use crate::violation::Violation;
 pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The sending half of the runtime's response stream.
-pub(crate) type Outbound = mpsc::UnboundedSender<crate::service::Frame>;
+pub(crate) type Outbound = mpsc::UnboundedSender<crate::codec::Frame>;
 
 /// State shared between the [`Connection`] and its reader task.
 struct Shared {

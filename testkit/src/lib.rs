@@ -66,6 +66,7 @@ mod management_api;
 pub mod negotiate;
 pub mod process;
 mod raw;
+mod raw_stream;
 mod runtime;
 mod service;
 mod settings;
@@ -81,9 +82,8 @@ pub use lambda_runtime_api::{LambdaAnswer, LambdaError, LambdaInvocation, Lambda
 pub use listen::{ENV_FALLBACK_ENABLED, ENV_FALLBACK_PORT, ENV_SOCKET, ListenAddress};
 pub use management_api::{ManagementApi, PostToConnection};
 pub use process::{HandlerCommand, HandlerProcess};
-pub use raw::{DEFAULT_RAW_QUEUE, RawRuntime, RawRuntimeBuilder, RawSender, RawStream};
-pub use runtime::{
-    DEFAULT_ACCEPT_TIMEOUT, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_READY_TIMEOUT, DEFAULT_SOCKET_NAME, PROTOCOL_VERSION,
-    TestRuntime, TestRuntimeBuilder,
-};
+pub use raw::{DEFAULT_RAW_QUEUE, RawRuntime, RawRuntimeBuilder};
+pub use raw_stream::{RawSender, RawStream};
+pub use runtime::{DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_SOCKET_NAME, PROTOCOL_VERSION, TestRuntime, TestRuntimeBuilder};
+pub use settings::{DEFAULT_ACCEPT_TIMEOUT, DEFAULT_READY_TIMEOUT};
 pub use violation::Violation;

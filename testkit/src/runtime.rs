@@ -16,15 +16,7 @@ use crate::error::Error;
 use crate::handshake::Handshake;
 use crate::listen::{self, Listen, ListenAddress, Serving};
 use crate::service::{Limits, RuntimeService, Streams};
-use crate::settings::{AckOverride, Settings};
-
-/// How long a handler has from connecting to send Ready (specification,
-/// "Declaring The Handler").
-pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long [`TestRuntime::accept`] waits by default for a handler to
-/// connect and finish its handshake.
-pub const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(60);
+use crate::settings::{AckOverride, DEFAULT_ACCEPT_TIMEOUT, DEFAULT_READY_TIMEOUT, Settings};
 
 /// A handler's timeout when the blueprint sets none.
 pub const DEFAULT_HANDLER_TIMEOUT_MS: i64 = 60_000;

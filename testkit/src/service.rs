@@ -24,10 +24,10 @@ use tonic::codegen::{Body, BoxFuture, StdError, http};
 use tonic::server::{Grpc, StreamingService};
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::codec::{KitCodec, Outgoing};
+use crate::codec::{Frame, KitCodec, Outgoing};
 use crate::error::Error;
 use crate::handshake::{self, Handshake};
-use crate::raw::RawStream;
+use crate::raw_stream::RawStream;
 use crate::settings::Settings;
 
 /// The path of `HandlerRuntimeService.EventStream`.
@@ -35,9 +35,6 @@ const EVENT_STREAM: &str = "/celerity.runtime.v1.HandlerRuntimeService/EventStre
 
 /// Handshake outcomes, in the order the streams completed them.
 pub(crate) type HandshakeQueue = mpsc::UnboundedSender<Result<Handshake, Error>>;
-
-/// What a frame the runtime side sends travels as.
-pub(crate) type Frame = Result<Outgoing, Status>;
 
 /// What becomes of each stream that opens.
 pub(crate) enum Streams {

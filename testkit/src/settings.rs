@@ -6,6 +6,14 @@ use std::time::Duration;
 
 use celerity_proto::v1::{Ready, ReadyAck, RuntimeConfig, RuntimeMessage};
 
+/// How long a handler has from connecting to send Ready (specification,
+/// "Declaring The Handler").
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long [`TestRuntime::accept`](crate::TestRuntime::accept) waits by default for a handler to
+/// connect and finish its handshake.
+pub const DEFAULT_ACCEPT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Replaces the computed `ReadyAck`: gets the handler's Ready and the ack the
 /// runtime computed, returns the ack to send.
 pub(crate) type AckOverride = Arc<dyn Fn(&Ready, ReadyAck) -> ReadyAck + Send + Sync>;

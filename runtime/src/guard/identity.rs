@@ -3,7 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use super::verdict::Given;
+use super::given::Identities;
 use crate::context::Context;
 use crate::error::Error;
 use crate::pipeline::{FromEvent, Kind, Needs};
@@ -47,16 +47,6 @@ impl<T> Deref for Identity<T> {
 
     fn deref(&self) -> &T {
         &self.0
-    }
-}
-
-/// The identities an event's guards gave, in the guards' order.
-#[derive(Clone, Default)]
-pub(crate) struct Identities(pub(crate) Vec<Given>);
-
-impl Identities {
-    fn find<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.0.iter().find_map(|given| Arc::clone(&given.value).downcast::<T>().ok())
     }
 }
 

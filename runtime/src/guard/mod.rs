@@ -51,6 +51,7 @@
 //! }
 //! ```
 
+pub(crate) mod given;
 mod identity;
 mod request;
 mod verdict;
@@ -67,7 +68,7 @@ use std::sync::Arc;
 use celerity_proto::v1 as pb;
 use celerity_proto::v1::result::Outcome;
 
-pub(crate) use identity::Identities;
+use given::Identities;
 pub use identity::Identity;
 pub use request::GuardRequest;
 use verdict::Decision;

@@ -1,9 +1,8 @@
 //! What a guard decides.
 
-use std::any::Any;
-use std::sync::Arc;
-
 use http::StatusCode;
+
+use super::given::Given;
 
 /// What a guard decides about an event: allow it, with the caller's
 /// identity for the handler to read as [`super::Identity`], or deny it
@@ -31,13 +30,6 @@ pub(crate) enum Decision {
     Deny { status: StatusCode, reason: String },
 }
 
-/// An identity a guard gave, its type erased; its name kept for messages.
-#[derive(Clone)]
-pub(crate) struct Given {
-    pub(crate) value: Arc<dyn Any + Send + Sync>,
-    pub(crate) type_name: &'static str,
-}
-
 impl Verdict {
     /// Allow, giving no identity.
     pub fn allow() -> Self {
@@ -46,8 +38,7 @@ impl Verdict {
 
     /// Allow, giving `identity`: a handler reads it as `Identity<T>`.
     pub fn allow_as<T: Send + Sync + 'static>(identity: T) -> Self {
-        let given = Given { value: Arc::new(identity), type_name: std::any::type_name::<T>() };
-        Verdict { decision: Decision::Allow(Some(given)) }
+        Verdict { decision: Decision::Allow(Some(Given::new(identity))) }
     }
 
     /// Deny: the caller is not known (no credentials, or ones that do not
