@@ -32,6 +32,29 @@ pub enum ListenAddress {
 }
 
 impl ListenAddress {
+    /// The Unix socket path, when it is one.
+    ///
+    /// ```
+    /// use celerity_testkit::ListenAddress;
+    /// let address = ListenAddress::Unix("/tmp/runtime.sock".into());
+    /// assert_eq!(address.socket_path(), Some(std::path::Path::new("/tmp/runtime.sock")));
+    /// assert_eq!(address.tcp_addr(), None);
+    /// ```
+    pub fn socket_path(&self) -> Option<&Path> {
+        match self {
+            ListenAddress::Unix(path) => Some(path),
+            ListenAddress::Tcp(_) => None,
+        }
+    }
+
+    /// The loopback TCP address, when it is one.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match self {
+            ListenAddress::Tcp(addr) => Some(*addr),
+            ListenAddress::Unix(_) => None,
+        }
+    }
+
     /// The environment a handler process needs to connect here:
     /// `CELERITY_RUNTIME_SOCKET` for a Unix socket; for TCP,
     /// `CELERITY_RUNTIME_SOCKET_FALLBACK_ENABLED=true` and

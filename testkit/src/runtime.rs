@@ -211,18 +211,12 @@ impl TestRuntime {
 
     /// The Unix socket path, when listening on one.
     pub fn socket_path(&self) -> Option<&Path> {
-        match &self.serving.address {
-            ListenAddress::Unix(path) => Some(path),
-            ListenAddress::Tcp(_) => None,
-        }
+        self.serving.address.socket_path()
     }
 
     /// The bound TCP address, when listening on loopback TCP.
     pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        match &self.serving.address {
-            ListenAddress::Tcp(addr) => Some(*addr),
-            ListenAddress::Unix(_) => None,
-        }
+        self.serving.address.tcp_addr()
     }
 
     /// The environment a handler process needs to connect here (see
