@@ -31,18 +31,7 @@ pub struct GuardRequest {
 impl GuardRequest {
     /// What a guard sees of `event`.
     pub(crate) fn of(event: &Event) -> Self {
-        let mut request = GuardRequest {
-            kind: event.kind(),
-            cx: event.context().clone(),
-            method: None,
-            path: None,
-            route: None,
-            headers: HeaderMap::new(),
-            query: Params::new(),
-            connection_id: None,
-            source_ip: None,
-            request_id: None,
-        };
+        let mut request = GuardRequest::bare(event.kind(), event.context().clone());
         match event.payload() {
             Payload::Http(http) => {
                 request.method = Some(http.method().clone());
@@ -75,9 +64,14 @@ impl GuardRequest {
     /// assert_eq!(request.header("authorization"), Some("Bearer x"));
     /// ```
     pub fn new(kind: HandlerKind, tag: &str) -> Self {
+        GuardRequest::bare(kind, Context::detached(tag))
+    }
+
+    /// A request of `kind` with its context and nothing else.
+    fn bare(kind: HandlerKind, cx: Context) -> Self {
         GuardRequest {
             kind,
-            cx: Context::detached(tag),
+            cx,
             method: None,
             path: None,
             route: None,
