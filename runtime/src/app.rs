@@ -117,7 +117,7 @@ impl App {
     /// such as `tower-http`'s (see [`crate::layer`]); it is a layer of the
     /// HTTP kind, beside those of [`App::layer_for`], in the order added.
     pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
-        self.layers.add_for(HandlerKind::Http, Step::http(layer));
+        self.layers.add_http(layer);
         self
     }
 

@@ -169,6 +169,12 @@ impl Layers {
         self.by_kind.push((kind, step));
     }
 
+    /// A tower layer over `http::Request`s is a layer of the HTTP kind,
+    /// beside the others of that kind, in the order added.
+    pub(crate) fn add_http<L: HttpLayer>(&mut self, layer: L) {
+        self.add_for(HandlerKind::Http, Step::http(layer));
+    }
+
     /// `endpoint`, a handler of `kind`, behind this application's layers for
     /// its kind, then `own` (its own), then `guard` (its guards): the
     /// endpoint itself when there is none.

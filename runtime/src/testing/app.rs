@@ -143,7 +143,7 @@ impl TestApp {
     /// Adds a tower layer over `http::Request`s around every HTTP handler,
     /// as [`App::http_layer`] does.
     pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
-        self.layers.add_for(HandlerKind::Http, Step::http(layer));
+        self.layers.add_http(layer);
         self
     }
 
