@@ -573,20 +573,14 @@ fn check_route(registration: &Registration) -> Result<(), RegistryError> {
     let HandlerKey::Tag(tag) = &registration.key else {
         return Ok(());
     };
-    if registration.needs.route.is_empty() || registration.kind != HandlerKind::Http {
+    if registration.kind != HandlerKind::Http {
         return Ok(());
     }
-    let Ok(normalised) = parse_tag(TagKind::Http, tag) else {
-        return Ok(());
-    };
-    for check in &registration.needs.route {
-        check(&normalised.params).map_err(|problem| RegistryError::RouteMismatch {
-            tag: tag.clone(),
-            origin: registration.origin,
-            problem,
-        })?;
-    }
-    Ok(())
+    crate::session::route_fits(&registration.needs.route, tag).map_err(|problem| RegistryError::RouteMismatch {
+        tag: tag.clone(),
+        origin: registration.origin,
+        problem,
+    })
 }
 
 /// Checks that the state every handler takes is in `state`.

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use celerity_proto::v1::{HandlerLimit, ProtocolVersion, Ready, RuntimeConfig};
-use celerity_tags::{TagKind, parse_tag};
 
 use super::{HandlerKey, HandlerSpec, SessionError};
 use crate::kind::HandlerKind;
@@ -128,24 +127,17 @@ pub(crate) fn bind(handlers: &[HandlerSpec], config: &RuntimeConfig) -> Result<B
 
 /// `tag`, the one the blueprint gives `spec`'s `name`, if the handler's
 /// arguments can be taken from its route. A handler bound by tag had its
-/// route checked before connecting; a tag that does not parse is the
-/// runtime's to refuse.
+/// route checked before connecting.
 fn route_fits(spec: &HandlerSpec, name: &str, tag: String) -> Result<String, SessionError> {
-    if spec.kind != HandlerKind::Http || spec.route.is_empty() {
+    if spec.kind != HandlerKind::Http {
         return Ok(tag);
     }
-    let Ok(normalised) = parse_tag(TagKind::Http, &tag) else { return Ok(tag) };
-    for check in &spec.route {
-        if let Err(problem) = check(&normalised.params) {
-            return Err(SessionError::RouteMismatch {
-                handler: spec.label.clone(),
-                name: name.to_string(),
-                tag,
-                problem,
-            });
+    match super::route_fits(&spec.route, &tag) {
+        Ok(()) => Ok(tag),
+        Err(problem) => {
+            Err(SessionError::RouteMismatch { handler: spec.label.clone(), name: name.to_string(), tag, problem })
         }
     }
-    Ok(tag)
 }
 
 fn declared_names(config: &RuntimeConfig) -> Vec<String> {

@@ -39,7 +39,7 @@ pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,
     HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, RouteCheck, SessionConfig, error_type, event_deadline,
-    frame_name,
+    frame_name, route_fits,
 };
 pub use warnings::WARNING_INTERVAL_MS;
 pub use ws::WsOutcome;

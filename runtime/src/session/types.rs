@@ -33,6 +33,17 @@ impl fmt::Display for HandlerKey {
 /// (their names, in order): `Err` says why not.
 pub type RouteCheck = fn(&[String]) -> Result<(), String>;
 
+/// Whether `tag`'s route passes every one of `checks`: the first problem
+/// if not. A tag that is not an HTTP tag has no route to check (its own
+/// form is refused elsewhere).
+pub fn route_fits(checks: &[RouteCheck], tag: &str) -> Result<(), String> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    let Ok(normalised) = celerity_tags::parse_tag(celerity_tags::TagKind::Http, tag) else { return Ok(()) };
+    checks.iter().try_for_each(|check| check(&normalised.params))
+}
+
 /// What the session needs to know about one registered handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandlerSpec {
