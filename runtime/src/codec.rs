@@ -13,13 +13,15 @@
 //! that refusal apart from the stream failing.
 
 use bytes::{Buf, Bytes};
-use celerity_proto::v1::{HandlerMessage, RuntimeMessage};
+use celerity_proto::v1::{self as pb, HandlerMessage, RuntimeMessage, runtime_message};
 use prost::Message as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
+
+use crate::session::Event;
 
 /// The protocol's one method.
 const SERVICE: &str = "celerity.runtime.v1.HandlerRuntimeService";
@@ -32,8 +34,11 @@ const PATH: &str = "/celerity.runtime.v1.HandlerRuntimeService/EventStream";
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// It decoded.
+    /// It decoded, and is not a `Dispatch`.
     Frame(RuntimeMessage),
+    /// A `Dispatch`, its head decoded and its source left for the handler's
+    /// task (see [`Event`]).
+    Dispatch(Event),
     /// It did not: its bytes, and why.
     Undecodable {
         /// The frame, as it arrived.
@@ -116,10 +121,51 @@ impl Decoder for FrameDecoder {
         // `bytes` decoded from it share it too, as they do under tonic's
         // own codec.
         let frame = buf.copy_to_bytes(buf.remaining());
-        Ok(Some(match RuntimeMessage::decode(frame.clone()) {
-            Ok(message) => Inbound::Frame(message),
+        Ok(Some(match Frame::decode(frame.clone()) {
+            Ok(Frame { frame: None }) => Inbound::Frame(RuntimeMessage { frame: None }),
+            Ok(Frame { frame: Some(kind) }) => kind.into_inbound(),
             Err(error) => Inbound::Undecodable { frame, error },
         }))
+    }
+}
+
+/// `RuntimeMessage` as this process decodes it: field for field the same,
+/// but for a `Dispatch`, which is an [`Event`].
+#[derive(Clone, PartialEq, prost::Message)]
+struct Frame {
+    #[prost(oneof = "Kind", tags = "1, 2, 3, 4, 5, 6")]
+    frame: Option<Kind>,
+}
+
+/// `RuntimeMessage.frame`, with [`Event`] for `Dispatch`.
+#[derive(Clone, PartialEq, prost::Oneof)]
+enum Kind {
+    #[prost(message, tag = "1")]
+    Config(pb::RuntimeConfig),
+    #[prost(message, tag = "2")]
+    ReadyAck(pb::ReadyAck),
+    #[prost(message, tag = "3")]
+    Dispatch(Event),
+    #[prost(message, tag = "4")]
+    Cancel(pb::Cancel),
+    #[prost(message, tag = "5")]
+    Drain(pb::Drain),
+    #[prost(message, tag = "6")]
+    WsAck(pb::WsSendAck),
+}
+
+impl Kind {
+    /// The frame, as the session takes it.
+    fn into_inbound(self) -> Inbound {
+        let frame = match self {
+            Kind::Config(config) => runtime_message::Frame::Config(config),
+            Kind::ReadyAck(ack) => runtime_message::Frame::ReadyAck(ack),
+            Kind::Dispatch(event) => return Inbound::Dispatch(event),
+            Kind::Cancel(cancel) => runtime_message::Frame::Cancel(cancel),
+            Kind::Drain(drain) => runtime_message::Frame::Drain(drain),
+            Kind::WsAck(ack) => runtime_message::Frame::WsAck(ack),
+        };
+        Inbound::Frame(RuntimeMessage { frame: Some(frame) })
     }
 }
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use celerity_proto::v1::{WsOutbound, result::Outcome};
+use prost::DecodeError;
 use tokio::sync::oneshot;
 
 use crate::session::{Input, WsOutcome};
@@ -29,6 +30,8 @@ pub(crate) enum Command {
         /// Which task for that id: a late completion of an earlier event with
         /// the same id is told apart by it.
         generation: u64,
-        outcome: Outcome,
+        /// The handler's outcome; an error when the event's source did not
+        /// decode, and no handler ran.
+        outcome: Result<Outcome, DecodeError>,
     },
 }

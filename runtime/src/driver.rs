@@ -302,7 +302,7 @@ async fn run_stream(
                         }
                     }
                 }
-                Action::Start { handler, id, dispatch } => {
+                Action::Start { handler, id, mut dispatch } => {
                     generation += 1;
                     let registration = &served.registrations[handler];
                     let span = observer.start(handler, registration, &dispatch);
@@ -314,7 +314,7 @@ async fn run_stream(
                         tag,
                         registration.origin.function,
                         dispatch.deadline_unix_ms,
-                        dispatch.trace_context.clone(),
+                        std::mem::take(&mut dispatch.trace_context),
                         Arc::clone(&served.state),
                         served.handle.clone(),
                     );
@@ -323,14 +323,16 @@ async fn run_stream(
                     let done = done_tx.clone();
                     let task_id = Arc::clone(&id);
                     let task_generation = generation;
+                    let source = dispatch.source.take();
                     let task = served.app.spawn(
                         async move {
                             // Building the handler's future is user code too:
                             // it runs here, never on the stream's task or
                             // thread, and a panic in it is an answer like any
                             // other. Made here rather than moved in, which
-                            // would hold it twice in the task.
-                            let outcome = pipeline::start(endpoint, dispatch, task_cx).await;
+                            // would hold it twice in the task. The source is
+                            // decoded here too (see `session::Event`).
+                            let outcome = pipeline::start(endpoint, source, task_cx).await;
                             let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
                         }
                         .instrument(span),
@@ -420,6 +422,10 @@ async fn run_stream(
                         observer.inbound(&message, &served.registrations);
                         Input::Frame(message)
                     }
+                    Ok(Some(Inbound::Dispatch(event))) => {
+                        observer.dispatched(&event);
+                        Input::Dispatch(event)
+                    }
                     Ok(Some(Inbound::Undecodable { frame, error })) => Input::Undecodable { frame, error },
                     Ok(None) => Input::StreamEnded { error: None },
                     Err(status) => match codec::oversized(&status) {
@@ -447,7 +453,7 @@ async fn run_stream(
                         Command::Completed { id, generation, outcome } => {
                             match running.remove(&id) {
                                 Some(task) if task.generation == generation => {
-                                    session.handle(now_ms(), Input::Completed { id, outcome });
+                                    session.handle(now_ms(), Input::finished(id, outcome));
                                 }
                                 Some(task) => {
                                     running.insert(id, task);

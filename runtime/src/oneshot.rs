@@ -71,7 +71,7 @@ impl Clock {
     }
 }
 
-type OutcomeFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+type OutcomeFuture = Pin<Box<dyn Future<Output = Result<Outcome, prost::DecodeError>> + Send>>;
 
 /// One event of a handler, running: a future of the outcome the runtime
 /// would receive.
@@ -181,7 +181,7 @@ impl Runner {
                 }
                 Action::Start { dispatch, .. } => {
                     if let Some((registration, cx)) = self.start.take() {
-                        self.handler = Some(Box::pin(registration.start(dispatch, cx)));
+                        self.handler = Some(Box::pin(registration.start(dispatch.source, cx)));
                     }
                 }
                 Action::Cancel { reason, .. } => self.cx.cancel(reason),
@@ -220,7 +220,7 @@ impl Future for Runner {
                 let poll = panics::exposing(this.expose_panics, || handler.as_mut().poll(cx));
                 if let Poll::Ready(outcome) = poll {
                     this.handler = None;
-                    this.feed(Input::Completed { id: Arc::from(this.id.as_str()), outcome });
+                    this.feed(Input::finished(Arc::from(this.id.as_str()), outcome));
                     continue;
                 }
             }

@@ -7,7 +7,6 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use celerity_proto::v1::Dispatch;
 use celerity_tags::{TagError, TagKind, parse_tag};
 
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOptions, WholeBatch};
@@ -21,6 +20,7 @@ use crate::pipeline::{self, Endpoint, Handler, Kind, Needs};
 use crate::schedule::{Schedule, ScheduleHandler};
 pub use crate::session::HandlerKey;
 use crate::session::HandlerSpec;
+use crate::session::LazySource;
 use crate::websocket::{WebSocket, WebSocketHandler};
 
 /// Where a handler was registered: its Rust path and source location.
@@ -351,14 +351,14 @@ impl Registration {
         }
     }
 
-    /// Runs the handler for one dispatched event: its outcome, or the
-    /// answer to its panic.
+    /// Runs the handler for one dispatched event's source: its outcome, or
+    /// the answer to its panic; an error when the source does not decode.
     pub(crate) fn start(
         &self,
-        dispatch: Box<Dispatch>,
+        source: Option<LazySource>,
         cx: Context,
-    ) -> impl Future<Output = celerity_proto::v1::result::Outcome> + Send + 'static {
-        pipeline::start(Arc::clone(&self.endpoint), dispatch, cx)
+    ) -> impl Future<Output = Result<celerity_proto::v1::result::Outcome, prost::DecodeError>> + Send + 'static {
+        pipeline::start(Arc::clone(&self.endpoint), source, cx)
     }
 }
 

@@ -41,7 +41,13 @@ fn op() -> impl Strategy<Value = Op> {
     ];
     // Relative to now; the last is a negative `deadline_unix_ms`, long past.
     let deadline = prop_oneof![2 => Just(None), 3 => (-100i64..800).prop_map(Some), 1 => Just(Some(-(1 << 42)))];
-    let kind = prop_oneof![6 => Just(Kind::Ok), 5 => Just(Kind::Error), 4 => Just(Kind::Panic), 1 => Just(Kind::Huge)];
+    let kind = prop_oneof![
+        6 => Just(Kind::Ok),
+        5 => Just(Kind::Error),
+        4 => Just(Kind::Panic),
+        1 => Just(Kind::Huge),
+        1 => Just(Kind::Undecodable)
+    ];
     prop_oneof![
         12 => (0..3usize, id, deadline, prop::bool::weighted(0.25))
             .prop_map(|(tag, id, deadline, forced)| Op::Dispatch { tag, id, deadline, forced }),

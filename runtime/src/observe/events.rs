@@ -11,9 +11,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use celerity_proto::v1::{
-    Dispatch, HandlerMessage, RuntimeMessage, dispatch::Source, handler_message, runtime_message,
-};
+use celerity_proto::v1::{HandlerMessage, RuntimeMessage, handler_message, runtime_message};
 use tracing::Span;
 
 use super::outcome::{EventOutcome, records_failed};
@@ -21,7 +19,7 @@ use super::report::{self, Startup};
 use super::span::{event_span, record_outcome};
 use super::switches::{METRICS_ENV, Override, Switches, TRACING_ENV};
 use crate::registry::Registration;
-use crate::session::{HandshakeReport, Session, WsOutcome, quoted};
+use crate::session::{Event, HandshakeReport, LazySource, Session, WsOutcome, quoted};
 
 /// An event whose handler was started.
 struct Watched {
@@ -86,16 +84,22 @@ impl Observer {
                 }
                 self.switches = Some(switches);
             }
-            #[cfg(feature = "metrics")]
-            Some(runtime_message::Frame::Dispatch(dispatch)) if self.meter.is_some() => {
-                self.arriving = Some((dispatch.id.clone(), dispatch.handler_tag.clone(), records(dispatch)));
-            }
             _ => {}
         }
     }
 
+    /// A `Dispatch` from the runtime, before the session sees it: one it
+    /// answers without a handler is counted as refused.
+    pub(crate) fn dispatched(&mut self, _event: &Event) {
+        #[cfg(feature = "metrics")]
+        if self.meter.is_some() {
+            let records = _event.source.as_ref().and_then(LazySource::records);
+            self.arriving = Some((_event.id.clone(), _event.handler_tag.clone(), records));
+        }
+    }
+
     /// A handler is starting for `dispatch`: its span, to run it in.
-    pub(crate) fn start(&mut self, index: usize, registration: &Registration, dispatch: &Dispatch) -> Span {
+    pub(crate) fn start(&mut self, index: usize, registration: &Registration, dispatch: &Event) -> Span {
         let traced = self.switches.as_ref().is_some_and(|s| s.is_traced(index));
         let span = event_span(
             traced,
@@ -112,7 +116,7 @@ impl Observer {
             tag: dispatch.handler_tag.clone(),
             started: Instant::now(),
             span: span.clone(),
-            records: records(dispatch),
+            records: dispatch.source.as_ref().and_then(LazySource::records),
         };
         self.events.insert(dispatch.id.clone(), watched);
         span
@@ -258,14 +262,6 @@ impl Observer {
     }
 }
 
-/// How many records a consumer batch holds.
-fn records(dispatch: &Dispatch) -> Option<usize> {
-    match &dispatch.source {
-        Some(Source::Consumer(batch)) => Some(batch.records.len()),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -338,8 +334,8 @@ mod tests {
         (observer, registrations)
     }
 
-    fn dispatch(id: &str) -> Dispatch {
-        Dispatch { id: id.into(), handler_tag: TAG.into(), ..Dispatch::default() }
+    fn dispatch(id: &str) -> Event {
+        Event { id: id.into(), handler_tag: TAG.into(), ..Event::default() }
     }
 
     fn result(id: &str, outcome: Outcome) -> HandlerMessage {
@@ -367,10 +363,7 @@ mod tests {
     /// Starts and answers one event, as the driver does.
     fn event(observer: &mut Observer, registrations: &[Registration], id: &str, outcome: Outcome) -> (bool, usize) {
         let dispatch = dispatch(id);
-        observer.inbound(
-            &RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch.clone())) },
-            registrations,
-        );
+        observer.dispatched(&dispatch);
         let span = observer.start(0, &registrations[0], &dispatch);
         let watched = observer.events.len();
         observer.outbound(&result(id, outcome));

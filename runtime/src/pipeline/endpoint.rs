@@ -6,13 +6,17 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use celerity_proto::v1::{Dispatch, dispatch::Source, result::Outcome};
+#[cfg(test)]
+use celerity_proto::v1::Dispatch;
+use celerity_proto::v1::{dispatch::Source, result::Outcome};
+use prost::DecodeError;
 
 use super::{Handler, Kind};
 use crate::context::Context;
 use crate::kind;
 use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
+use crate::session::LazySource;
 
 /// The future of a handler's outcome.
 pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;
@@ -82,16 +86,21 @@ where
     }
 }
 
-/// Runs `endpoint` for `dispatch`: the outcome of the handler, or the
-/// answer to its panic, whether it panicked building its future or polling
-/// it. The dispatch stays boxed until then, which keeps the future (and so
-/// the task that runs it) small.
-pub(crate) async fn start(endpoint: Arc<dyn Endpoint>, dispatch: Box<Dispatch>, cx: Context) -> Outcome {
-    let source = dispatch.source;
-    match guarded(|| endpoint.call(source, cx)) {
+/// Runs `endpoint` for an event's `source`: the outcome of the handler, or
+/// the answer to its panic, whether it panicked building its future or
+/// polling it. The source is decoded here, in the handler's task, and is
+/// the error when it does not decode: no handler ran, and the session
+/// answers for it.
+pub(crate) async fn start(
+    endpoint: Arc<dyn Endpoint>,
+    source: Option<LazySource>,
+    cx: Context,
+) -> Result<Outcome, DecodeError> {
+    let source = source.map(LazySource::decode).transpose()?;
+    Ok(match guarded(|| endpoint.call(source, cx)) {
         Ok(future) => CatchPanic { future }.await,
         Err(outcome) => outcome,
-    }
+    })
 }
 
 /// Serves one `dispatch` with `handler` as a handler of kind `K`, as the

@@ -19,6 +19,7 @@
 
 mod credit;
 mod error;
+mod event;
 mod handshake;
 mod transitions;
 mod types;
@@ -35,6 +36,7 @@ use celerity_proto::v1::{self as pb, CreditGrant, HandlerMessage, RuntimeMessage
 pub use crate::excerpt::{QUOTED_BYTES, quoted};
 pub use credit::Credit;
 pub use error::SessionError;
+pub use event::{Event, LazySource, SOURCE_FIELDS};
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,
@@ -185,6 +187,8 @@ impl Session {
     fn apply(&mut self, now: i64, input: Input) {
         match input {
             Input::Frame(message) => self.on_frame(now, message),
+            Input::Dispatch(event) => self.on_event(now, event),
+            Input::Undecoded { id, error } => self.on_undecoded(id, &error),
             Input::Undecodable { frame, error } => self.on_undecodable(&frame, &error),
             Input::FrameTooLarge { bytes, limit } => self.on_frame_too_large(bytes, limit),
             Input::Completed { id, outcome } => self.on_completed(now, id, outcome),
@@ -312,6 +316,10 @@ impl Session {
                 "the runtime sent a frame with nothing in it; ignored".to_string()
             });
         };
+        // Every phase has its answer to a `Dispatch`, in one place.
+        if let runtime_message::Frame::Dispatch(dispatch) = frame {
+            return self.on_event(now, Event::from(dispatch));
+        }
         match self.phase {
             Phase::AwaitingConfig => match frame {
                 runtime_message::Frame::Config(config) => self.on_config(config),
@@ -319,9 +327,6 @@ impl Session {
             },
             Phase::AwaitingAck => match frame {
                 runtime_message::Frame::ReadyAck(ack) => self.on_ready_ack(ack),
-                runtime_message::Frame::Dispatch(dispatch) => {
-                    self.on_dispatch_before_ack(dispatch.id, &dispatch.handler_tag)
-                }
                 // Only the first frame is the handshake's: a second
                 // RuntimeConfig changes nothing already bound.
                 runtime_message::Frame::Config(_) => self.warn_about(Warning::OutOfPlace, || {
@@ -333,12 +338,10 @@ impl Session {
                     self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
                 }
                 runtime_message::Frame::WsAck(ack) => self.on_ws_ack(ack),
-                other @ runtime_message::Frame::Drain(_) => {
-                    self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" })
-                }
+                // A `Drain` (a `Dispatch` was taken above).
+                other => self.fail(SessionError::UnexpectedFrame { frame: frame_name(&other), expected: "ReadyAck" }),
             },
             Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => match frame {
-                runtime_message::Frame::Dispatch(dispatch) => self.on_dispatch(now, dispatch),
                 runtime_message::Frame::Cancel(cancel) => {
                     self.on_cancel(now, &cancel.id, CancelReason::from_wire(cancel.reason))
                 }

@@ -1157,6 +1157,88 @@ fn an_undecodable_dispatch_goes_through_the_checks_of_any_other() {
     assert_eq!(sent(&actions), [handler_message::Frame::Credit(CreditGrant { additional: 1 })]);
 }
 
+/// A `Dispatch` as the driver's decoder gives it: its source still
+/// encoded, here an HTTP request whose path is `path`'s bytes.
+fn lazy_dispatch(id: &str, tag: &str, path: &[u8]) -> Input {
+    let mut request = pb::HttpRequest { path: "p".repeat(path.len()), ..Default::default() }.encode_to_vec();
+    let at = request.len() - path.len();
+    request[at..].copy_from_slice(path);
+    let bytes = bytes::Bytes::from(request);
+    Input::Dispatch(Event {
+        id: id.to_string(),
+        handler_tag: tag.to_string(),
+        source: Some(LazySource::Encoded { field: SOURCE_FIELDS[0], bytes }),
+        ..Default::default()
+    })
+}
+
+#[test]
+fn a_dispatch_with_its_source_encoded_is_checked_and_started_as_a_decoded_one() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, lazy_dispatch("1", "GET::/a", b"/a"));
+    let actions = drain(&mut session);
+    let [Action::Start { dispatch, .. }] = &actions[..] else { panic!("started: {actions:?}") };
+    let source = dispatch.source.clone().unwrap().decode().unwrap();
+    assert_eq!(source, pb::dispatch::Source::Http(pb::HttpRequest { path: "/a".into(), ..Default::default() }));
+    // Its kind is read without decoding it: a custom handler's tag is
+    // answered WrongEventSource, with nothing started.
+    let mut session = Session::new(
+        SessionConfig::new(vec![HandlerSpec::new(HandlerKey::Tag("c".into()), HandlerKind::Custom, "app::c")], 2),
+        T0,
+    );
+    session.handle(T0, config_frame(&[("h-c", "c")], Some((1, 0))));
+    session.handle(T0, ack(true));
+    drain(&mut session);
+    session.handle(T0, lazy_dispatch("2", "c", b"/a"));
+    let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })));
+    let answered = results(&actions);
+    assert!(
+        matches!(&answered[..], [r] if matches!(&r.outcome, Some(Outcome::Error(e)) if e.r#type == error_type::WRONG_SOURCE)),
+        "{answered:?}"
+    );
+}
+
+#[test]
+fn a_source_found_undecodable_in_its_task_is_answered_as_an_undecodable_dispatch() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, lazy_dispatch("bad", "GET::/a", b"/\xff"));
+    let actions = drain(&mut session);
+    let [Action::Start { id, dispatch, .. }] = &actions[..] else { panic!("started: {actions:?}") };
+    let error = dispatch.source.clone().unwrap().decode().unwrap_err();
+    session.handle(T0, Input::finished(Arc::clone(id), Err(error)));
+    let actions = drain(&mut session);
+    let answered = results(&actions);
+    assert_eq!(answered.len(), 1);
+    assert_eq!((answered[0].id.as_str(), answered[0].credit_grant), ("bad", 1), "answered, its place back");
+    match &answered[0].outcome {
+        Some(Outcome::Error(error)) => {
+            assert_eq!(error.r#type, error_type::UNDECODABLE);
+            assert!(error.message.contains("HttpRequest.path"), "the field is named: {}", error.message);
+        }
+        other => panic!("expected a HandlerError, got {other:?}"),
+    }
+    let warnings = warned(&actions);
+    assert!(
+        matches!(&warnings[..], [w] if w.contains("could not decode Dispatch \"bad\"") && w.contains("GET::/a")),
+        "{warnings:?}"
+    );
+    assert!(session.tables_empty());
+    // Too late: one answered already (here, at its deadline) is not answered twice.
+    let mut session = serving(&["GET::/a"], 2);
+    let Input::Dispatch(mut event) = lazy_dispatch("late", "GET::/a", b"/\xff") else { unreachable!() };
+    event.deadline_unix_ms = T0 + 10;
+    session.handle(T0, Input::Dispatch(event));
+    let actions = drain(&mut session);
+    let [Action::Start { id, dispatch, .. }] = &actions[..] else { panic!("started: {actions:?}") };
+    let (id, error) = (Arc::clone(id), dispatch.source.clone().unwrap().decode().unwrap_err());
+    session.handle(T0 + 10, Input::Tick);
+    session.handle(T0 + 10 + DEFAULT_CANCEL_GRACE_MS as i64, Input::Tick);
+    assert_eq!(results(&drain(&mut session)).len(), 1, "answered for at the deadline");
+    session.handle(T0 + 20_000, Input::finished(id, Err(error)));
+    assert!(results(&drain(&mut session)).is_empty());
+}
+
 #[test]
 fn an_undecodable_dispatch_without_a_readable_id_returns_its_place() {
     let mut session = serving(&["GET::/a"], 2);

@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, Dispatch, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
+use celerity_proto::v1::{self as pb, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
 
-use super::{HandshakeReport, SessionError, WsOutcome};
+use super::{Event, HandshakeReport, SessionError, WsOutcome};
 use crate::kind::HandlerKind;
 
 /// How a handler is bound to the blueprint.
@@ -225,6 +225,10 @@ pub mod error_type {
 pub enum Input {
     /// A frame from the runtime.
     Frame(RuntimeMessage),
+    /// A `Dispatch` from the runtime, as the driver decodes one: its head
+    /// decoded, its source not yet (see [`Event`]). The same as a
+    /// [`Input::Frame`] of that `Dispatch`.
+    Dispatch(Event),
     /// A frame from the runtime that did not decode: the transport's framing
     /// was intact, so this frame is all it costs. A `Dispatch` whose id can
     /// still be read is answered with a [`error_type::UNDECODABLE`] error
@@ -250,6 +254,15 @@ pub enum Input {
         id: Arc<str>,
         /// What the handler produced.
         outcome: Outcome,
+    },
+    /// A started event's source did not decode, so its handler never ran:
+    /// answered with an [`error_type::UNDECODABLE`] error naming the field,
+    /// as a `Dispatch` that does not decode at all is.
+    Undecoded {
+        /// The dispatch id, as [`Action::Start`] gave it.
+        id: Arc<str>,
+        /// Why it did not decode.
+        error: prost::DecodeError,
     },
     /// Time passed; fire whatever timers are due.
     Tick,
@@ -284,6 +297,17 @@ pub enum Input {
     },
 }
 
+impl Input {
+    /// How a started event ends: [`Input::Completed`] with its handler's
+    /// outcome, or [`Input::Undecoded`] when its source did not decode.
+    pub fn finished(id: Arc<str>, finished: Result<Outcome, prost::DecodeError>) -> Input {
+        match finished {
+            Ok(outcome) => Input::Completed { id, outcome },
+            Err(error) => Input::Undecoded { id, error },
+        }
+    }
+}
+
 /// Something to do, returned by [`Session::poll_action`](super::Session::poll_action).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -297,9 +321,8 @@ pub enum Action {
         /// The dispatch's id, shared with the session's own tables: cheaper
         /// to keep than a copy of `dispatch.id`.
         id: Arc<str>,
-        /// The event. Boxed: actions are moved several times on their way
-        /// to a handler's task, and a `Dispatch` is 400 bytes.
-        dispatch: Box<Dispatch>,
+        /// The event, its source still as it arrived (see [`Event`]).
+        dispatch: Event,
     },
     /// Fire the handler's cancellation; it is still running.
     Cancel {

@@ -40,8 +40,8 @@
 use std::collections::{HashMap, HashSet};
 
 use celerity::__private::session::{
-    Action, HandlerKey, HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, Session, SessionConfig, SessionError,
-    WsOutcome, error_type,
+    Action, Event, HandlerKey, HandlerSpec, Input, MAX_ID_BYTES, MIN_MESSAGE_BYTES, Session, SessionConfig,
+    SessionError, WsOutcome, error_type,
 };
 use celerity::HandlerKind;
 use celerity::proto::prost::Message as _;
@@ -62,13 +62,15 @@ pub const FRAME_LIMIT: usize = MIN_MESSAGE_BYTES;
 /// lets more than this pass.
 pub const MAX_WS_TIMEOUT_MS: u64 = 30_000;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Ok,
     Error,
     Panic,
     /// An answer too large for a frame.
     Huge,
+    /// The event's source did not decode in its task: no handler ran.
+    Undecodable,
 }
 
 impl Kind {
@@ -85,11 +87,23 @@ impl Kind {
                 r#type: "panic".into(),
                 stack: String::new(),
             }),
-            Kind::Huge => Outcome::Http(pb::HttpResponse {
+            Kind::Huge | Kind::Undecodable => Outcome::Http(pb::HttpResponse {
                 status: 200,
                 body: vec![b'x'; FRAME_LIMIT + 1].into(),
                 ..Default::default()
             }),
+        }
+    }
+
+    /// How the driver tells the session that the handler of `id` ended so.
+    pub fn input(self, id: &str) -> Input {
+        match self {
+            // An HTTP request whose method is not UTF-8.
+            Kind::Undecodable => Input::Undecoded {
+                id: id.into(),
+                error: pb::HttpRequest::decode(&[0x0a, 0x01, 0xff][..]).expect_err("not UTF-8"),
+            },
+            _ => Input::Completed { id: id.into(), outcome: self.outcome(id) },
         }
     }
 }
@@ -271,7 +285,8 @@ impl Scenario {
                 let kind = match r.u8() % 16 {
                     0..=5 => Kind::Ok,
                     6..=10 => Kind::Error,
-                    11..=14 => Kind::Panic,
+                    11..=13 => Kind::Panic,
+                    14 => Kind::Undecodable,
                     _ => Kind::Huge,
                 };
                 Op::Complete { pick, kind }
@@ -518,17 +533,19 @@ impl Harness {
                 let id = self.started[pick % self.started.len()].clone();
                 let outcome = kind.outcome(&id);
                 let was_running = self.running.contains(&id) && !self.closed;
-                self.session.handle(self.now, Input::Completed { id: id.as_str().into(), outcome: outcome.clone() });
+                self.session.handle(self.now, kind.input(&id));
                 let actions = self.actions();
                 if was_running {
                     let answer = results(&actions).into_iter().find(|r| r.id == id);
                     let answer = answer.unwrap_or_else(|| panic!("no Result for completed {id:?}: {actions:?}"));
-                    if matches!(kind, Kind::Huge) {
+                    if let Kind::Huge | Kind::Undecodable = kind {
                         let error = match &answer.outcome {
                             Some(Outcome::Error(error)) => error,
                             other => panic!("an answer too large for a frame was sent as {other:?}"),
                         };
-                        assert_eq!(error.r#type, error_type::RESULT_TOO_LARGE);
+                        let expected =
+                            if *kind == Kind::Huge { error_type::RESULT_TOO_LARGE } else { error_type::UNDECODABLE };
+                        assert_eq!(error.r#type, expected);
                     } else {
                         assert_eq!(answer.outcome.as_ref(), Some(&outcome), "the handler's own outcome is sent");
                     }
@@ -760,7 +777,15 @@ impl Harness {
             }
         }
         let in_flight_before = self.session.in_flight();
-        self.session.handle(self.now, frame(runtime_message::Frame::Dispatch(dispatch)));
+        // As the driver's decoder gives it (its source still encoded) for
+        // ids of even length, as decoded whole for the others: the two
+        // must be one and the same to the session.
+        let input = if id.len().is_multiple_of(2) {
+            Input::Dispatch(Event::decode(dispatch.encode_to_vec().as_slice()).expect("a Dispatch decodes as an Event"))
+        } else {
+            frame(runtime_message::Frame::Dispatch(dispatch))
+        };
+        self.session.handle(self.now, input);
         let actions = self.actions();
         if self.closed {
             assert!(actions.is_empty(), "a closed session did something: {actions:?}");

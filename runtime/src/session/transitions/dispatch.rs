@@ -5,14 +5,26 @@
 use std::cmp::Reverse;
 use std::sync::Arc;
 
-use celerity_proto::v1::{self as pb, Dispatch, handler_message, result::Outcome};
+use celerity_proto::v1::{self as pb, handler_message, result::Outcome};
 
-use crate::kind::{self, HandlerKind};
+use crate::kind;
 use crate::session::warnings::Warning;
-use crate::session::{Action, InFlight, MAX_ID_BYTES, Phase, Session, error_type, event_deadline, quoted};
+use crate::session::{
+    Action, Event, InFlight, LazySource, MAX_ID_BYTES, Phase, Session, SessionError, error_type, event_deadline, quoted,
+};
 
 impl Session {
-    pub(in crate::session) fn on_dispatch(&mut self, now: i64, dispatch: Dispatch) {
+    /// A `Dispatch`, in whichever phase it comes.
+    pub(in crate::session) fn on_event(&mut self, now: i64, event: Event) {
+        match self.phase {
+            Phase::AwaitingConfig => self.fail(SessionError::UnexpectedFirstFrame("Dispatch")),
+            Phase::AwaitingAck => self.on_dispatch_before_ack(event.id, &event.handler_tag),
+            Phase::Serving | Phase::Drained { .. } | Phase::Draining { .. } => self.on_dispatch(now, event),
+            Phase::Closed => {}
+        }
+    }
+
+    fn on_dispatch(&mut self, now: i64, dispatch: Event) {
         if !self.admit(&dispatch.id, &dispatch.handler_tag) {
             return;
         }
@@ -21,7 +33,7 @@ impl Session {
             return self.answer_unstarted(dispatch.id, error_type::UNKNOWN_TAG, message);
         };
         let spec = &self.config.handlers[handler];
-        let source = dispatch.source.as_ref().map(HandlerKind::of_source);
+        let source = dispatch.source.as_ref().map(LazySource::kind);
         if source != Some(spec.kind) {
             // The runtime's local invoke endpoint can send a custom
             // invocation to a handler of any kind; no handler is started for
@@ -52,7 +64,7 @@ impl Session {
             InFlight { handler, deadline: deadline.unwrap_or(0), cancelled: None, timer: deadline },
         );
         self.in_flight_per_handler[handler] += 1;
-        self.actions.push_back(Action::Start { handler, id, dispatch: Box::new(dispatch) });
+        self.actions.push_back(Action::Start { handler, id, dispatch });
         // A deadline already passed fires at once rather than on the next tick.
         if deadline.is_some_and(|at| at <= now) {
             self.on_tick(now);

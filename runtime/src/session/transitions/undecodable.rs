@@ -1,6 +1,9 @@
 //! Frames this process could not take: one that did not decode, which costs
 //! only itself, and one over the size limit, which ends the stream.
 
+use std::sync::Arc;
+
+use celerity_proto::v1::{self as pb, result::Outcome};
 use prost::DecodeError;
 
 use crate::session::warnings::Warning;
@@ -39,23 +42,24 @@ impl Session {
             });
             return self.return_place();
         };
-        self.warn_about(Warning::Undecodable, || {
-            format!(
-                "the SDK could not decode Dispatch {} for tag {} from the runtime ({error}); no handler ran, \
-                 and it was answered {}",
-                quoted(id),
-                quoted(&tag),
-                error_type::UNDECODABLE
-            )
-        });
+        self.warn_about(Warning::Undecodable, || undecodable_warning(id, &tag, error));
         if self.phase == Phase::AwaitingAck {
             return self.on_dispatch_before_ack(id.to_string(), &tag);
         }
         if self.admit(id, &tag) {
-            let message =
-                format!("the handler process could not decode this event's Dispatch, so no handler ran ({error})");
-            self.answer_unstarted(id.to_string(), error_type::UNDECODABLE, message);
+            self.answer_unstarted_with(id.to_string(), undecodable_answer(error));
         }
+    }
+
+    /// A started event whose source did not decode in its task: answered
+    /// as a `Dispatch` that did not decode at all, unless it was answered
+    /// for already.
+    pub(in crate::session) fn on_undecoded(&mut self, id: Arc<str>, error: &DecodeError) {
+        let Some(event) = self.in_flight.get(&id) else { return };
+        let tag = self.tags[event.handler].clone();
+        self.warn_about(Warning::Undecodable, || undecodable_warning(&id, &tag, error));
+        self.answer(id.to_string(), undecodable_answer(error));
+        self.after_answers();
     }
 
     /// A frame over `CELERITY_MAX_MESSAGE_BYTES`: refused unread. Its bytes
@@ -65,4 +69,24 @@ impl Session {
         let in_flight = self.abandon_unanswered();
         self.fail(SessionError::FrameTooLarge { bytes, limit, in_flight });
     }
+}
+
+/// What is logged of a `Dispatch` that did not decode but can be answered.
+fn undecodable_warning(id: &str, tag: &str, error: &DecodeError) -> String {
+    format!(
+        "the SDK could not decode Dispatch {} for tag {} from the runtime ({error}); no handler ran, \
+         and it was answered {}",
+        quoted(id),
+        quoted(tag),
+        error_type::UNDECODABLE
+    )
+}
+
+/// The answer to a `Dispatch` that did not decode, naming the field.
+fn undecodable_answer(error: &DecodeError) -> Outcome {
+    Outcome::Error(pb::HandlerError {
+        message: format!("the handler process could not decode this event's Dispatch, so no handler ran ({error})"),
+        r#type: error_type::UNDECODABLE.to_string(),
+        stack: String::new(),
+    })
 }

@@ -1,0 +1,389 @@
+//! A dispatched event as the session and the driver hold it: the head of
+//! its `Dispatch` (what is decided on before a handler runs) decoded, and
+//! its source, the bulk of it, kept as the bytes it arrived in until the
+//! handler's task decodes it.
+//!
+//! Decoding a source means a string per field, a map per header set, a
+//! record per consumer message: dozens of allocations for a batch. Made on
+//! the stream's thread and freed on a worker's, every one of them crosses
+//! threads, and the allocator's lock between the two threads is then paid
+//! on both. Decoded on the worker that runs the handler, they are made and
+//! freed on one thread, and the stream's thread, which every event goes
+//! through, spends its time on the stream.
+//!
+//! Decoding is the same protobuf decoding either way, with the same merge
+//! rules: a source given twice with the same kind is the merge of the two,
+//! as the whole `Dispatch` would be, and a source of another kind replaces
+//! it.
+
+use std::collections::HashMap;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use celerity_proto::v1::{
+    ConsumerBatch, CustomInvoke, Dispatch, HttpRequest, ScheduleTrigger, WebSocketMessage, dispatch::Source,
+};
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::{DecodeError, Message};
+
+use crate::kind::HandlerKind;
+
+/// A `Dispatch` with its source not yet decoded (see the module docs).
+/// Decodes from a `Dispatch`'s bytes, and converts from a decoded one.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Event {
+    /// The dispatch id.
+    pub id: String,
+    /// The handler tag it is for.
+    pub handler_tag: String,
+    /// When the runtime dispatched it (Unix ms).
+    pub timestamp_ms: u64,
+    /// When it is due (Unix ms); zero or less: see [`crate::session::event_deadline`].
+    pub deadline_unix_ms: i64,
+    /// W3C trace context.
+    pub trace_context: HashMap<String, String>,
+    /// The event's payload; `None` when the runtime sent none.
+    pub source: Option<LazySource>,
+}
+
+/// An event's source: decoded, or the bytes of its field as they arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LazySource {
+    /// Decoded already (an event built in this process, by the test kit's
+    /// in-process runs or the Lambda adapter).
+    Decoded(Box<Source>),
+    /// As it arrived: the field number of its kind in `Dispatch.source`,
+    /// and the field's contents.
+    Encoded {
+        /// The field number, one of [`SOURCE_FIELDS`].
+        field: u32,
+        /// The encoded message.
+        bytes: Bytes,
+    },
+}
+
+/// The field numbers of `Dispatch.source`, in the order of [`Source`]'s
+/// variants: HTTP, WebSocket, consumer, schedule, custom.
+pub const SOURCE_FIELDS: [u32; 5] = [10, 11, 12, 13, 14];
+
+impl LazySource {
+    /// The kind of handler that takes this source.
+    pub fn kind(&self) -> HandlerKind {
+        match self {
+            LazySource::Decoded(source) => HandlerKind::of_source(source),
+            LazySource::Encoded { field, .. } => match field {
+                10 => HandlerKind::Http,
+                11 => HandlerKind::WebSocket,
+                12 => HandlerKind::Consumer,
+                13 => HandlerKind::Schedule,
+                // Only the fields of `SOURCE_FIELDS` are ever kept.
+                _ => HandlerKind::Custom,
+            },
+        }
+    }
+
+    /// The decoded source, or why it does not decode (naming the field, as
+    /// decoding the whole `Dispatch` would).
+    pub fn decode(self) -> Result<Source, DecodeError> {
+        let (field, bytes) = match self {
+            LazySource::Decoded(source) => return Ok(*source),
+            LazySource::Encoded { field, bytes } => (field, bytes),
+        };
+        let source = match field {
+            10 => HttpRequest::decode(bytes).map(Source::Http),
+            11 => WebSocketMessage::decode(bytes).map(Source::Websocket),
+            12 => ConsumerBatch::decode(bytes).map(Source::Consumer),
+            13 => ScheduleTrigger::decode(bytes).map(Source::Schedule),
+            _ => CustomInvoke::decode(bytes).map(Source::Custom),
+        };
+        source.map_err(|mut error| {
+            error.push("Dispatch", "source");
+            error
+        })
+    }
+
+    /// How many records a consumer batch holds, without decoding them;
+    /// `None` for any other source.
+    pub fn records(&self) -> Option<usize> {
+        match self {
+            LazySource::Decoded(source) => match source.as_ref() {
+                Source::Consumer(batch) => Some(batch.records.len()),
+                _ => None,
+            },
+            LazySource::Encoded { field: 12, bytes } => Some(count_field(bytes.clone(), RECORDS_FIELD)),
+            LazySource::Encoded { .. } => None,
+        }
+    }
+}
+
+/// `ConsumerBatch.records`.
+const RECORDS_FIELD: u32 = 1;
+
+/// How many times field `wanted` occurs in the message `buf`, counting up
+/// to where it stops being readable.
+fn count_field(mut buf: Bytes, wanted: u32) -> usize {
+    let mut count = 0;
+    while buf.has_remaining() {
+        let Ok((field, wire_type)) = encoding::decode_key(&mut buf) else { break };
+        if field == wanted {
+            count += 1;
+        }
+        if encoding::skip_field(wire_type, field, &mut buf, DecodeContext::default()).is_err() {
+            break;
+        }
+    }
+    count
+}
+
+impl From<Dispatch> for Event {
+    fn from(dispatch: Dispatch) -> Self {
+        Event {
+            id: dispatch.id,
+            handler_tag: dispatch.handler_tag,
+            timestamp_ms: dispatch.timestamp_ms,
+            deadline_unix_ms: dispatch.deadline_unix_ms,
+            trace_context: dispatch.trace_context,
+            source: dispatch.source.map(|source| LazySource::Decoded(Box::new(source))),
+        }
+    }
+}
+
+/// `Event` is decoded as `Dispatch` is, field for field, but for its
+/// source; and encoded as the `Dispatch` it stands for.
+impl Message for Event {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if !self.id.is_empty() {
+            encoding::string::encode(1, &self.id, buf);
+        }
+        if !self.handler_tag.is_empty() {
+            encoding::string::encode(2, &self.handler_tag, buf);
+        }
+        if self.timestamp_ms != 0 {
+            encoding::uint64::encode(3, &self.timestamp_ms, buf);
+        }
+        if self.deadline_unix_ms != 0 {
+            encoding::int64::encode(4, &self.deadline_unix_ms, buf);
+        }
+        encoding::hash_map::encode(
+            encoding::string::encode,
+            encoding::string::encoded_len,
+            encoding::string::encode,
+            encoding::string::encoded_len,
+            5,
+            &self.trace_context,
+            buf,
+        );
+        match &self.source {
+            Some(LazySource::Decoded(source)) => source.encode(buf),
+            Some(LazySource::Encoded { field, bytes }) => encoding::bytes::encode(*field, bytes, buf),
+            None => {}
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        let named = |field: &'static str| {
+            move |mut error: DecodeError| {
+                error.push("Dispatch", field);
+                error
+            }
+        };
+        match tag {
+            1 => encoding::string::merge(wire_type, &mut self.id, buf, ctx).map_err(named("id")),
+            2 => encoding::string::merge(wire_type, &mut self.handler_tag, buf, ctx).map_err(named("handler_tag")),
+            3 => encoding::uint64::merge(wire_type, &mut self.timestamp_ms, buf, ctx).map_err(named("timestamp_ms")),
+            4 => encoding::int64::merge(wire_type, &mut self.deadline_unix_ms, buf, ctx)
+                .map_err(named("deadline_unix_ms")),
+            5 => encoding::hash_map::merge(
+                encoding::string::merge,
+                encoding::string::merge,
+                &mut self.trace_context,
+                buf,
+                ctx,
+            )
+            .map_err(named("trace_context")),
+            10..=14 => {
+                let mut bytes = Bytes::new();
+                encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
+                self.source = Some(match self.source.take() {
+                    // A message field given twice is the merge of the two,
+                    // which for protobuf is their encodings end to end.
+                    Some(LazySource::Encoded { field, bytes: before }) if field == tag => {
+                        let mut joined = BytesMut::with_capacity(before.len() + bytes.len());
+                        joined.extend_from_slice(&before);
+                        joined.extend_from_slice(&bytes);
+                        LazySource::Encoded { field, bytes: joined.freeze() }
+                    }
+                    _ => LazySource::Encoded { field: tag, bytes },
+                });
+                Ok(())
+            }
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        let mut len = 0;
+        if !self.id.is_empty() {
+            len += encoding::string::encoded_len(1, &self.id);
+        }
+        if !self.handler_tag.is_empty() {
+            len += encoding::string::encoded_len(2, &self.handler_tag);
+        }
+        if self.timestamp_ms != 0 {
+            len += encoding::uint64::encoded_len(3, &self.timestamp_ms);
+        }
+        if self.deadline_unix_ms != 0 {
+            len += encoding::int64::encoded_len(4, &self.deadline_unix_ms);
+        }
+        len += encoding::hash_map::encoded_len(
+            encoding::string::encoded_len,
+            encoding::string::encoded_len,
+            5,
+            &self.trace_context,
+        );
+        len + match &self.source {
+            Some(LazySource::Decoded(source)) => source.encoded_len(),
+            Some(LazySource::Encoded { field, bytes }) => encoding::bytes::encoded_len(*field, bytes),
+            None => 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        *self = Event::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use celerity_proto::v1 as pb;
+
+    use super::*;
+
+    fn dispatch(source: Source) -> Dispatch {
+        Dispatch {
+            id: "e-1".into(),
+            handler_tag: "GET::/a".into(),
+            timestamp_ms: 17,
+            deadline_unix_ms: 99,
+            trace_context: HashMap::from([("traceparent".to_string(), "00-aa-bb-01".to_string())]),
+            source: Some(source),
+        }
+    }
+
+    fn sources() -> Vec<Source> {
+        vec![
+            Source::Http(HttpRequest {
+                path: "/a".into(),
+                headers: HashMap::from([("accept".to_string(), pb::Values { values: vec!["*/*".into()] })]),
+                body: Bytes::from_static(b"{}"),
+                ..Default::default()
+            }),
+            Source::Websocket(WebSocketMessage { connection_id: "c".into(), ..Default::default() }),
+            Source::Consumer(ConsumerBatch {
+                records: vec![
+                    pb::ConsumerRecord { message_id: "m1".into(), ..Default::default() },
+                    pb::ConsumerRecord {
+                        message_id: "m2".into(),
+                        body: Bytes::from_static(b"x"),
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }),
+            Source::Schedule(ScheduleTrigger { schedule_id: "nightly".into(), ..Default::default() }),
+            Source::Custom(CustomInvoke { input: Bytes::from_static(b"p"), ..Default::default() }),
+        ]
+    }
+
+    #[test]
+    fn every_source_decodes_later_to_what_the_whole_dispatch_decodes_to() {
+        for source in sources() {
+            let whole = dispatch(source.clone());
+            let mut event = Event::decode(whole.encode_to_vec().as_slice()).unwrap();
+            let payload = event.source.take().unwrap();
+            assert!(matches!(payload, LazySource::Encoded { .. }), "kept encoded");
+            assert_eq!(payload.kind(), HandlerKind::of_source(&source));
+            assert_eq!(payload.records(), LazySource::Decoded(Box::new(source.clone())).records());
+            assert_eq!(payload.decode().unwrap(), source);
+            let Dispatch { id, handler_tag, timestamp_ms, deadline_unix_ms, trace_context, .. } = whole;
+            assert_eq!(event, Event { id, handler_tag, timestamp_ms, deadline_unix_ms, trace_context, source: None });
+        }
+    }
+
+    #[test]
+    fn an_event_encodes_as_its_dispatch_both_ways() {
+        for source in sources() {
+            let whole = dispatch(source);
+            let bytes = whole.encode_to_vec();
+            let lazy = Event::decode(bytes.as_slice()).unwrap();
+            assert_eq!(lazy.encoded_len(), bytes.len());
+            assert_eq!(Dispatch::decode(lazy.encode_to_vec().as_slice()).unwrap(), whole);
+            let decoded = Event::from(whole.clone());
+            assert_eq!(Dispatch::decode(decoded.encode_to_vec().as_slice()).unwrap(), whole);
+        }
+    }
+
+    #[test]
+    fn a_source_given_twice_merges_as_the_whole_dispatch_would() {
+        let first =
+            dispatch(Source::Http(HttpRequest { path: "/a".into(), method: "GET".into(), ..Default::default() }));
+        let second = Dispatch {
+            source: Some(Source::Http(HttpRequest { path: "/b".into(), ..Default::default() })),
+            ..Default::default()
+        };
+        let mut bytes = first.encode_to_vec();
+        bytes.extend(second.encode_to_vec());
+        let whole = Dispatch::decode(bytes.as_slice()).unwrap();
+        let lazy = Event::decode(bytes.as_slice()).unwrap();
+        assert_eq!(lazy.source.unwrap().decode().unwrap(), whole.source.clone().unwrap());
+        // A source of another kind replaces it.
+        let other = Dispatch { source: Some(Source::Custom(CustomInvoke::default())), ..Default::default() };
+        bytes.extend(other.encode_to_vec());
+        let whole = Dispatch::decode(bytes.as_slice()).unwrap();
+        let lazy = Event::decode(bytes.as_slice()).unwrap();
+        assert_eq!(lazy.source.unwrap().decode().unwrap(), whole.source.unwrap());
+    }
+
+    #[test]
+    fn a_source_that_does_not_decode_names_its_field_when_it_is_decoded() {
+        let whole = dispatch(Source::Http(HttpRequest { path: "/orders".into(), ..Default::default() }));
+        let mut bytes = whole.encode_to_vec();
+        let at = bytes.windows(7).position(|w| w == b"/orders").unwrap();
+        bytes[at + 1] = 0xff;
+        let whole_error = Dispatch::decode(bytes.as_slice()).unwrap_err().to_string();
+        let event = Event::decode(bytes.as_slice()).expect("the head still decodes");
+        assert_eq!(event.id, "e-1");
+        let error = event.source.unwrap().decode().unwrap_err().to_string();
+        assert!(error.contains("HttpRequest.path"), "{error}");
+        assert_eq!(error, whole_error, "the same words as decoding it whole");
+    }
+
+    #[test]
+    fn a_head_that_does_not_decode_is_refused_naming_its_field() {
+        let whole = dispatch(Source::Custom(CustomInvoke::default()));
+        let mut bytes = whole.encode_to_vec();
+        let at = bytes.windows(3).position(|w| w == b"e-1").unwrap();
+        bytes[at] = 0xff;
+        let error = Event::decode(bytes.as_slice()).unwrap_err().to_string();
+        assert!(error.contains("Dispatch.id"), "{error}");
+    }
+
+    #[test]
+    fn records_are_counted_without_being_decoded() {
+        let batch = ConsumerBatch {
+            records: (0..250)
+                .map(|i| pb::ConsumerRecord { message_id: format!("m{i}"), ..Default::default() })
+                .collect(),
+            ..Default::default()
+        };
+        let payload = LazySource::Encoded { field: 12, bytes: batch.encode_to_vec().into() };
+        assert_eq!(payload.records(), Some(250));
+        let http = LazySource::Encoded { field: 10, bytes: HttpRequest::default().encode_to_vec().into() };
+        assert_eq!(http.records(), None);
+    }
+}
