@@ -55,8 +55,10 @@ pub struct Counters {
 
 impl Counters {
     const fn new() -> Counters {
-        const EMPTY: Slot = Slot { allocations: AtomicU64::new(0), bytes: AtomicU64::new(0) };
-        Counters { pid: AtomicU64::new(0), slots: [EMPTY; SLOTS] }
+        Counters {
+            pid: AtomicU64::new(0),
+            slots: [const { Slot { allocations: AtomicU64::new(0), bytes: AtomicU64::new(0) } }; SLOTS],
+        }
     }
 
     fn count(&self, bytes: usize) {

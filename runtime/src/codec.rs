@@ -29,13 +29,10 @@ const METHOD: &str = "EventStream";
 const PATH: &str = "/celerity.runtime.v1.HandlerRuntimeService/EventStream";
 
 /// A frame from the runtime, as it came off the stream.
-// Large only for the frame, which is moved once, to the session; boxing it
-// would cost an allocation per event.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// It decoded, and is not a `Dispatch`.
-    Frame(RuntimeMessage),
+    /// It decoded, and is not a `Dispatch`. Boxed as [`crate::session::Input::Frame`] is.
+    Frame(Box<RuntimeMessage>),
     /// A `Dispatch`, its head decoded and its source left for the handler's
     /// task (see [`Event`]).
     Dispatch(Event),
@@ -122,7 +119,7 @@ impl Decoder for FrameDecoder {
         // own codec.
         let frame = buf.copy_to_bytes(buf.remaining());
         Ok(Some(match Frame::decode(frame.clone()) {
-            Ok(Frame { frame: None }) => Inbound::Frame(RuntimeMessage { frame: None }),
+            Ok(Frame { frame: None }) => Inbound::Frame(Box::default()),
             Ok(Frame { frame: Some(kind) }) => kind.into_inbound(),
             Err(error) => Inbound::Undecodable { frame, error },
         }))
@@ -165,7 +162,7 @@ impl Kind {
             Kind::Drain(drain) => runtime_message::Frame::Drain(drain),
             Kind::WsAck(ack) => runtime_message::Frame::WsAck(ack),
         };
-        Inbound::Frame(RuntimeMessage { frame: Some(frame) })
+        Inbound::Frame(Box::new(RuntimeMessage { frame: Some(frame) }))
     }
 }
 

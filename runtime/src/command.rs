@@ -12,8 +12,6 @@ use crate::session::{Input, WsOutcome};
 /// What reaches the driver from outside the stream's task: the application's
 /// requests and handler completions, on one channel so that a handler's
 /// requests arrive before its completion.
-// `Input` is large only for its frame variant, which never travels here.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Command {
     Input(Input),

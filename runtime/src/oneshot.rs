@@ -27,7 +27,7 @@ use tokio::time::{Instant, Sleep};
 use crate::context::{CancelReason, Context};
 use crate::panics;
 use crate::registry::Registration;
-use crate::session::{Action, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
+use crate::session::{Action, Event, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR};
 
 /// What, beside the handler finishing, can happen to an event.
@@ -143,12 +143,10 @@ pub(crate) fn run(
         handlers: declared,
         protocol_version: Some(ProtocolVersion { major: PROTOCOL_MAJOR, minor: PROTOCOL_MINOR }),
     };
-    runner.feed(Input::Frame(frame(runtime_message::Frame::Config(config))));
-    runner.feed(Input::Frame(frame(runtime_message::Frame::ReadyAck(ReadyAck {
-        accepted: true,
-        ..ReadyAck::default()
-    }))));
-    runner.feed(Input::Frame(frame(runtime_message::Frame::Dispatch(dispatch))));
+    runner.feed(Input::from(frame(runtime_message::Frame::Config(config))));
+    runner
+        .feed(Input::from(frame(runtime_message::Frame::ReadyAck(ReadyAck { accepted: true, ..ReadyAck::default() }))));
+    runner.feed(Input::Dispatch(Event::from(dispatch)));
     runner
 }
 
@@ -201,7 +199,7 @@ impl Runner {
             CancelReason::Unspecified => pb::cancel::Reason::Unspecified,
         };
         let cancel = pb::Cancel { id: self.id.clone(), reason: reason.into() };
-        self.feed(Input::Frame(frame(runtime_message::Frame::Cancel(cancel))));
+        self.feed(Input::from(frame(runtime_message::Frame::Cancel(cancel))));
     }
 }
 

@@ -186,7 +186,7 @@ impl Session {
 
     fn apply(&mut self, now: i64, input: Input) {
         match input {
-            Input::Frame(message) => self.on_frame(now, message),
+            Input::Frame(message) => self.on_frame(now, *message),
             Input::Dispatch(event) => self.on_event(now, event),
             Input::Undecoded { id, error } => self.on_undecoded(id, &error),
             Input::Undecodable { frame, error } => self.on_undecodable(&frame, &error),

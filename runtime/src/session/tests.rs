@@ -31,7 +31,7 @@ fn handler_config(name: &str, tag: &str) -> HandlerConfig {
 }
 
 fn config_frame(handlers: &[(&str, &str)], version: Option<(u32, u32)>) -> Input {
-    Input::Frame(RuntimeMessage {
+    Input::from(RuntimeMessage {
         frame: Some(runtime_message::Frame::Config(RuntimeConfig {
             tracing_enabled: false,
             metrics_enabled: false,
@@ -42,13 +42,13 @@ fn config_frame(handlers: &[(&str, &str)], version: Option<(u32, u32)>) -> Input
 }
 
 fn ack(accepted: bool) -> Input {
-    Input::Frame(RuntimeMessage {
+    Input::from(RuntimeMessage {
         frame: Some(runtime_message::Frame::ReadyAck(ReadyAck { accepted, ..Default::default() })),
     })
 }
 
 fn dispatch(id: &str, tag: &str, deadline: i64) -> Input {
-    Input::Frame(RuntimeMessage {
+    Input::from(RuntimeMessage {
         frame: Some(runtime_message::Frame::Dispatch(Dispatch {
             id: id.to_string(),
             handler_tag: tag.to_string(),
@@ -60,7 +60,7 @@ fn dispatch(id: &str, tag: &str, deadline: i64) -> Input {
 }
 
 fn cancel(id: &str, reason: pb::cancel::Reason) -> Input {
-    Input::Frame(RuntimeMessage {
+    Input::from(RuntimeMessage {
         frame: Some(runtime_message::Frame::Cancel(pb::Cancel { id: id.to_string(), reason: reason as i32 })),
     })
 }
@@ -196,7 +196,7 @@ fn a_refusal_names_both_lists() {
     drain(&mut session);
     session.handle(
         T0,
-        Input::Frame(RuntimeMessage {
+        Input::from(RuntimeMessage {
             frame: Some(runtime_message::Frame::ReadyAck(ReadyAck {
                 accepted: false,
                 unknown_tags: vec!["GET::/a".into()],
@@ -425,7 +425,7 @@ fn drain_finishes_what_is_held_then_closes() {
     drain(&mut session);
     session.handle(
         T0,
-        Input::Frame(RuntimeMessage {
+        Input::from(RuntimeMessage {
             frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
         }),
     );
@@ -446,7 +446,7 @@ fn drain_deadline_answers_for_what_is_left() {
     session.handle(T0, dispatch("1", "GET::/a", 0));
     session.handle(
         T0,
-        Input::Frame(RuntimeMessage {
+        Input::from(RuntimeMessage {
             frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
         }),
     );
@@ -555,9 +555,7 @@ fn nothing_is_sent_for_ids_never_dispatched() {
 }
 
 fn drain_frame(deadline: i64) -> Input {
-    Input::Frame(RuntimeMessage {
-        frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline })),
-    })
+    Input::from(RuntimeMessage { frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline })) })
 }
 
 #[test]
@@ -868,7 +866,7 @@ fn ws_send(id: &str, timeout_ms: u64) -> Input {
 }
 
 fn ws_ack(id: &str) -> Input {
-    Input::Frame(RuntimeMessage {
+    Input::from(RuntimeMessage {
         frame: Some(runtime_message::Frame::WsAck(pb::WsSendAck {
             correlation_id: id.to_string(),
             success: true,
@@ -935,7 +933,7 @@ fn a_drain_waits_for_acknowledgements_until_its_deadline() {
     drain(&mut session);
     session.handle(
         T0,
-        Input::Frame(RuntimeMessage {
+        Input::from(RuntimeMessage {
             frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
         }),
     );
@@ -949,7 +947,7 @@ fn a_drain_waits_for_acknowledgements_until_its_deadline() {
     session.handle(T0, ws_send("w2", 60_000));
     session.handle(
         T0,
-        Input::Frame(RuntimeMessage {
+        Input::from(RuntimeMessage {
             frame: Some(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: T0 + 5000 })),
         }),
     );
@@ -1356,7 +1354,7 @@ fn warnings_about_the_runtime_are_logged_once_then_counted() {
     let mut warnings = Vec::new();
     for i in 0..1000 {
         let now = T0 + i;
-        session.handle(now, Input::Frame(RuntimeMessage { frame: None }));
+        session.handle(now, Input::from(RuntimeMessage { frame: None }));
         session.handle(now, ws_ack(&format!("stray-{i}")));
         session.handle(now, dispatch("", "GET::/a", 0));
         session.handle(now, dispatch("held", "GET::/a", 0));
@@ -1384,7 +1382,7 @@ fn warnings_about_the_runtime_are_logged_once_then_counted() {
 fn what_was_counted_is_said_before_the_session_ends() {
     let mut session = serving(&["GET::/a"], 4);
     for _ in 0..5 {
-        session.handle(T0, Input::Frame(RuntimeMessage { frame: None }));
+        session.handle(T0, Input::from(RuntimeMessage { frame: None }));
     }
     drain(&mut session);
     session.handle(T0 + 1, Input::StreamEnded { error: None });
@@ -1397,14 +1395,11 @@ fn what_was_counted_is_said_before_the_session_ends() {
 #[test]
 fn a_source_the_handler_does_not_take_is_answered_without_starting_it() {
     let mut session = serving(&["custom::quote"], 2);
-    let mut dispatch = match dispatch("e1", "custom::quote", 0) {
-        Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch)) }) => dispatch,
-        other => panic!("{other:?}"),
-    };
+    let Input::Frame(message) = dispatch("e1", "custom::quote", 0) else { panic!("a frame") };
+    let Some(runtime_message::Frame::Dispatch(mut dispatch)) = message.frame else { panic!("a Dispatch") };
     // `spec` registers HTTP handlers: a custom invocation is not one's.
     dispatch.source = Some(pb::dispatch::Source::Custom(pb::CustomInvoke::default()));
-    session
-        .handle(T0, Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch.clone())) }));
+    session.handle(T0, Input::from(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch.clone())) }));
     let actions = drain(&mut session);
     assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "{actions:?}");
     let [result] = &results(&actions)[..] else { panic!("one answer: {actions:?}") };
@@ -1422,7 +1417,7 @@ fn a_source_the_handler_does_not_take_is_answered_without_starting_it() {
     // No source at all is answered the same way.
     dispatch.id = "e2".into();
     dispatch.source = None;
-    session.handle(T0, Input::Frame(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch)) }));
+    session.handle(T0, Input::from(RuntimeMessage { frame: Some(runtime_message::Frame::Dispatch(dispatch)) }));
     let actions = drain(&mut session);
     assert!(matches!(&results(&actions)[0].outcome, Some(Outcome::Error(e)) if e.message.contains("no source at all")));
     assert!(session.tables_empty());

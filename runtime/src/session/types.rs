@@ -223,8 +223,11 @@ pub mod error_type {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// A frame from the runtime.
-    Frame(RuntimeMessage),
+    /// A frame from the runtime. Boxed: a `RuntimeMessage` can hold a whole
+    /// `Dispatch`, and unboxed it would make every input (and every slot of
+    /// the driver's channel) that size, moved several times per event,
+    /// while a `Dispatch` from the stream comes as [`Input::Dispatch`].
+    Frame(Box<RuntimeMessage>),
     /// A `Dispatch` from the runtime, as the driver decodes one: its head
     /// decoded, its source not yet (see [`Event`]). The same as a
     /// [`Input::Frame`] of that `Dispatch`.
@@ -295,6 +298,12 @@ pub enum Input {
         /// How long to wait for the acknowledgement once sent.
         timeout_ms: u64,
     },
+}
+
+impl From<RuntimeMessage> for Input {
+    fn from(message: RuntimeMessage) -> Self {
+        Input::Frame(Box::new(message))
+    }
 }
 
 impl Input {

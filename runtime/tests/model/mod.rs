@@ -382,7 +382,7 @@ pub struct Harness {
 }
 
 pub fn frame(frame: runtime_message::Frame) -> Input {
-    Input::Frame(RuntimeMessage { frame: Some(frame) })
+    Input::from(RuntimeMessage { frame: Some(frame) })
 }
 
 impl Harness {
@@ -676,7 +676,7 @@ impl Harness {
                 // A second RuntimeConfig or ReadyAck, or a frame with nothing
                 // in it: a warning, and nothing else.
                 _ => {
-                    self.session.handle(self.now, Input::Frame((**message).clone()));
+                    self.session.handle(self.now, Input::Frame(message.clone()));
                     let actions = self.actions();
                     if self.closed {
                         assert!(actions.is_empty(), "a closed session acted: {actions:?}");

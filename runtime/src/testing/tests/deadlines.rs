@@ -205,7 +205,7 @@ fn session_answer_past_the_deadline(tag: &str) -> celerity_proto::v1::result::Ou
     use crate::kind::HandlerKind;
     use crate::session::{Action, HandlerKey, HandlerSpec, Input, Session, SessionConfig};
 
-    let frame = |frame| Input::Frame(pb::RuntimeMessage { frame: Some(frame) });
+    let frame = |frame| Input::from(pb::RuntimeMessage { frame: Some(frame) });
     let mut config = SessionConfig::new(vec![HandlerSpec::new(HandlerKey::Tag(tag.into()), HandlerKind::Http, "h")], 1);
     config.cancel_grace_ms = GRACE.as_millis() as u64;
     let t0 = 1_000_000;
