@@ -43,6 +43,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use celerity_proto::v1::HandlerMessage;
+use futures_util::FutureExt as _;
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -90,6 +91,10 @@ impl std::error::Error for ServeError {}
 /// How many commands are taken in one turn before the stream is looked at
 /// again.
 const COMMAND_BATCH: usize = 256;
+
+/// How many frames already read in are taken in one turn before the
+/// commands are looked at again.
+const FRAME_BATCH: usize = 64;
 
 struct Running {
     /// Tells this task from an earlier one for the same id, whose late
@@ -415,28 +420,18 @@ async fn run_stream(
         }
         tokio::select! {
             message = inbound.message() => {
-                let input = match message {
-                    Ok(Some(Inbound::Frame(message))) => {
-                        // Seen before the session takes it: the RuntimeConfig
-                        // says what to trace and record.
-                        observer.inbound(&message, &served.registrations);
-                        Input::Frame(message)
-                    }
-                    Ok(Some(Inbound::Dispatch(event))) => {
-                        observer.dispatched(&event);
-                        Input::Dispatch(event)
-                    }
-                    Ok(Some(Inbound::Undecodable { frame, error })) => Input::Undecodable { frame, error },
-                    Ok(None) => Input::StreamEnded { error: None },
-                    Err(status) => match codec::oversized(&status) {
-                        // Our own decoder's refusal, not the runtime's doing.
-                        Some((bytes, limit)) if limit == settings.max_message_bytes => {
-                            Input::FrameTooLarge { bytes, limit }
-                        }
-                        _ => Input::StreamEnded { error: Some(error_chain(&status)) },
-                    },
-                };
-                session.handle(now_ms(), input);
+                let mut next = Some(message);
+                let mut taken = 0;
+                while let Some(message) = next {
+                    let input = inbound_input(message, &mut observer, &served.registrations, settings.max_message_bytes);
+                    let ended = matches!(input, Input::StreamEnded { .. } | Input::FrameTooLarge { .. });
+                    session.handle(now_ms(), input);
+                    // Frames already read in are taken in the same turn, as
+                    // completions are: a burst of dispatches costs one turn,
+                    // and their handlers start together.
+                    taken += 1;
+                    next = if ended || taken >= FRAME_BATCH { None } else { inbound.message().now_or_never() };
+                }
             }
             Some(first) = commands.recv() => {
                 // Take what is already waiting, in order, so the results of
@@ -488,6 +483,34 @@ async fn run_stream(
             armed = None;
             session.handle(now, Input::Tick);
         }
+    }
+}
+
+/// What the session is given for what the stream yielded.
+fn inbound_input(
+    message: Result<Option<Inbound>, tonic::Status>,
+    observer: &mut Observer,
+    registrations: &[Registration],
+    max_message_bytes: usize,
+) -> Input {
+    match message {
+        Ok(Some(Inbound::Frame(message))) => {
+            // Seen before the session takes it: the RuntimeConfig says what
+            // to trace and record.
+            observer.inbound(&message, registrations);
+            Input::Frame(message)
+        }
+        Ok(Some(Inbound::Dispatch(event))) => {
+            observer.dispatched(&event);
+            Input::Dispatch(event)
+        }
+        Ok(Some(Inbound::Undecodable { frame, error })) => Input::Undecodable { frame, error },
+        Ok(None) => Input::StreamEnded { error: None },
+        Err(status) => match codec::oversized(&status) {
+            // Our own decoder's refusal, not the runtime's doing.
+            Some((bytes, limit)) if limit == max_message_bytes => Input::FrameTooLarge { bytes, limit },
+            _ => Input::StreamEnded { error: Some(error_chain(&status)) },
+        },
     }
 }
 
