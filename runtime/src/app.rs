@@ -271,7 +271,10 @@ impl App {
     }
 
     /// Adds a per-record consumer handler for a tag that runs up to
-    /// `concurrency` records of a batch at once.
+    /// `concurrency` records of a batch at once. A record's handler is
+    /// polled first on the batch's own task; only one that waits (on I/O,
+    /// a timer) is moved to a task of its own, to run beside the others, so
+    /// records that finish at once cost no task each.
     #[track_caller]
     pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
     where

@@ -32,8 +32,9 @@ pub struct RecordOptions {
 }
 
 impl RecordOptions {
-    /// Up to `n` records of a batch at once (each on its own task); `1` runs
-    /// them in order, one at a time, and `0` is taken as `1`.
+    /// Up to `n` records of a batch at once (each polled first on the
+    /// batch's task, and given a task of its own only when it waits); `1`
+    /// runs them in order, one at a time, and `0` is taken as `1`.
     pub fn concurrency(n: usize) -> Self {
         RecordOptions { concurrency: n.max(1) }
     }

@@ -5,6 +5,7 @@
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::SystemTime;
 
 use celerity_proto::v1::result::Outcome;
@@ -94,8 +95,19 @@ where
     loop {
         while running.len() < concurrency && !must_stop(&cx, deadline) {
             let Some((index, record)) = pending.next() else { break };
-            let task = running.spawn(run_one(Arc::clone(&handler), record, cx.clone()));
-            tasks.insert(task.id(), index);
+            // Polled once here first: a record whose handler finishes
+            // without waiting (most of them, for a handler that only
+            // computes) costs no task of its own, and the next record
+            // starts at once. Only one that waits gets a task, where it
+            // runs beside the others.
+            let mut record = Box::pin(run_one(Arc::clone(&handler), record, cx.clone()));
+            match std::future::poll_fn(|task| Poll::Ready(record.as_mut().poll(task))).await {
+                Poll::Ready(result) => ran[index] = Some(result),
+                Poll::Pending => {
+                    let task = running.spawn(record);
+                    tasks.insert(task.id(), index);
+                }
+            }
         }
         match running.join_next_with_id().await {
             Some(Ok((id, result))) => {

@@ -388,6 +388,8 @@ async fn concurrency_one_runs_one_at_a_time() {
 async fn concurrent_cancellation_names_the_records_not_started() {
     let handler = |record: RawRecord, cx: Context| async move {
         if record.message_id() == "m-1" {
+            // Waiting first, so that it runs on a task of its own, beside m-2.
+            tokio::task::yield_now().await;
             cx.cancel(CancelReason::Shutdown);
         } else {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -503,4 +505,23 @@ async fn another_source_is_a_wrong_source_error_in_either_form() {
             }
         }
     }
+}
+
+#[tokio::test]
+async fn concurrent_records_that_finish_without_waiting_run_on_the_batchs_own_task() {
+    let tasks = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&tasks);
+    let handler = move |record: RawRecord| {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.lock().unwrap().push(tokio::task::try_id());
+            if record.message_id() == "m-2" { Err(Error::msg("two")) } else { Ok(()) }
+        }
+    };
+    let batch_task = tokio::spawn(call(records(handler, 4), orders(5), cx()));
+    let result = result(batch_task.await.unwrap());
+    assert_eq!(failed_ids(&result), ["m-2"]);
+    let tasks = tasks.lock().unwrap();
+    assert_eq!(tasks.len(), 5);
+    assert!(tasks.iter().all(|task| task.is_some() && *task == tasks[0]), "no task of their own: {tasks:?}");
 }
