@@ -310,7 +310,7 @@ async fn run_stream(
                 Action::Start { handler, id, mut dispatch } => {
                     generation += 1;
                     let registration = &served.registrations[handler];
-                    let span = observer.start(handler, registration, &dispatch);
+                    let span = observer.start(handler, registration, &id, &dispatch);
                     // A dispatch's tag is always its handler's bound tag: one
                     // copy per handler, shared by every context.
                     let tag = tags[handler].get_or_insert_with(|| Arc::from(dispatch.handler_tag.as_str())).clone();

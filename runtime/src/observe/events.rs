@@ -98,13 +98,14 @@ impl Observer {
         }
     }
 
-    /// A handler is starting for `dispatch`: its span, to run it in.
-    pub(crate) fn start(&mut self, index: usize, registration: &Registration, dispatch: &Event) -> Span {
+    /// A handler is starting for event `id`, `dispatch`: its span, to run
+    /// it in.
+    pub(crate) fn start(&mut self, index: usize, registration: &Registration, id: &str, dispatch: &Event) -> Span {
         let traced = self.switches.as_ref().is_some_and(|s| s.is_traced(index));
         let span = event_span(
             traced,
             &dispatch.handler_tag,
-            &dispatch.id,
+            id,
             registration.kind,
             registration.origin.function,
             &dispatch.trace_context,
@@ -118,7 +119,7 @@ impl Observer {
             span: span.clone(),
             records: dispatch.source.as_ref().and_then(LazySource::records),
         };
-        self.events.insert(dispatch.id.clone(), watched);
+        self.events.insert(id.to_string(), watched);
         span
     }
 
@@ -364,7 +365,7 @@ mod tests {
     fn event(observer: &mut Observer, registrations: &[Registration], id: &str, outcome: Outcome) -> (bool, usize) {
         let dispatch = dispatch(id);
         observer.dispatched(&dispatch);
-        let span = observer.start(0, &registrations[0], &dispatch);
+        let span = observer.start(0, &registrations[0], &dispatch.id, &dispatch);
         let watched = observer.events.len();
         observer.outbound(&result(id, outcome));
         assert!(observer.events.is_empty(), "an answered event is forgotten");
@@ -434,7 +435,7 @@ mod tests {
         let (mut observer, registrations) = serving(true, false);
         logging(LevelFilter::INFO, || {
             let dispatch = dispatch("kept");
-            let _span = observer.start(0, &registrations[0], &dispatch);
+            let _span = observer.start(0, &registrations[0], &dispatch.id, &dispatch);
             observer.outbound(&result("other", ok()));
             assert_eq!(observer.events.len(), 1, "another event's answer leaves this one watched");
             observer.exit();

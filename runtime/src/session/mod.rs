@@ -81,6 +81,9 @@ pub(super) struct InFlight {
     /// When the next timer of this event is due: its deadline, or the end of
     /// its cancellation grace. Stale heap entries are told apart by this.
     timer: Option<i64>,
+    /// The id as it arrived, for the answer's `Result`: kept rather than
+    /// copied again from the shared one when the answer is made.
+    wire_id: String,
 }
 
 /// The protocol state machine of one handler stream. See the module docs.

@@ -330,7 +330,9 @@ pub enum Action {
         /// The dispatch's id, shared with the session's own tables: cheaper
         /// to keep than a copy of `dispatch.id`.
         id: Arc<str>,
-        /// The event, its source still as it arrived (see [`Event`]).
+        /// The event, its source still as it arrived (see [`Event`]). Its
+        /// `id` is taken out, into the one above and the session's own copy
+        /// for the answer.
         dispatch: Event,
     },
     /// Fire the handler's cancellation; it is still running.

@@ -827,12 +827,13 @@ impl Harness {
                     self.receive(frame);
                 }
                 Action::Send(HandlerMessage { frame: None }) => panic!("an empty frame was sent"),
-                Action::Start { dispatch, .. } => {
+                Action::Start { id, .. } => {
+                    let id = id.to_string();
                     assert!(!self.closed);
-                    assert!(self.held.contains_key(&dispatch.id), "started {:?}, which is not held", dispatch.id);
-                    assert!(self.running.insert(dispatch.id.clone()), "started {:?} twice", dispatch.id);
-                    self.cancelled.remove(&dispatch.id);
-                    self.started.push(dispatch.id.clone());
+                    assert!(self.held.contains_key(&id), "started {id:?}, which is not held");
+                    assert!(self.running.insert(id.clone()), "started {id:?} twice");
+                    self.cancelled.remove(&id);
+                    self.started.push(id);
                 }
                 Action::Cancel { id, .. } => {
                     assert!(self.running.contains(id), "cancelled {id:?}, which is not running");

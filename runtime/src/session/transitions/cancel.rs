@@ -47,6 +47,6 @@ impl Session {
         };
         let outcome =
             Outcome::Error(pb::HandlerError { message, r#type: reason.error_type().to_string(), stack: String::new() });
-        self.answer(id.to_string(), outcome);
+        self.answer(id, outcome);
     }
 }

@@ -26,15 +26,15 @@ impl Session {
         } else {
             kind::wrong_outcome(spec.kind, &spec.name, &outcome, &self.tags[event.handler])
         };
-        self.answer(id.to_string(), outcome);
+        self.answer(&id, outcome);
         self.after_answers();
     }
 
     /// Sends the result for an in-flight event and releases its place.
-    pub(in crate::session) fn answer(&mut self, id: String, outcome: Outcome) {
-        self.forget(&id);
+    pub(in crate::session) fn answer(&mut self, id: &str, outcome: Outcome) {
+        let wire_id = self.forget(id).unwrap_or_else(|| id.to_string());
         let credit_grant = self.credit.grant_for_result();
-        self.send_result(id, credit_grant, outcome);
+        self.send_result(wire_id, credit_grant, outcome);
     }
 
     /// Sends a `Result`, unless it would not fit a frame: then an error
@@ -64,8 +64,10 @@ impl Session {
         self.actions.push_back(Action::Send(message));
     }
 
-    pub(in crate::session) fn forget(&mut self, id: &str) {
-        if let Some(event) = self.in_flight.remove(id) {
+    /// Forgets an event answered, returning its id as it arrived.
+    pub(in crate::session) fn forget(&mut self, id: &str) -> Option<String> {
+        let event = self.in_flight.remove(id);
+        if let Some(event) = &event {
             self.in_flight_per_handler[event.handler] -= 1;
         }
         // An answered event leaves its timers in the heap until they come
@@ -76,6 +78,7 @@ impl Session {
             let in_flight = &self.in_flight;
             self.timers.retain(|Reverse((at, id))| in_flight.get(id).is_some_and(|e| e.timer == Some(*at)));
         }
+        event.map(|event| event.wire_id)
     }
 
     /// Work to do once results have been sent: end a shrink's withhold, and

@@ -24,7 +24,7 @@ impl Session {
         }
     }
 
-    fn on_dispatch(&mut self, now: i64, dispatch: Event) {
+    fn on_dispatch(&mut self, now: i64, mut dispatch: Event) {
         if !self.admit(&dispatch.id, &dispatch.handler_tag) {
             return;
         }
@@ -56,12 +56,13 @@ impl Session {
         // One allocation for the id, shared by the table, the timer and the
         // driver, instead of a copy for each.
         let id: Arc<str> = Arc::from(dispatch.id.as_str());
+        let wire_id = std::mem::take(&mut dispatch.id);
         if let Some(at) = deadline {
             self.timers.push(Reverse((at, Arc::clone(&id))));
         }
         self.in_flight.insert(
             Arc::clone(&id),
-            InFlight { handler, deadline: deadline.unwrap_or(0), cancelled: None, timer: deadline },
+            InFlight { handler, deadline: deadline.unwrap_or(0), cancelled: None, timer: deadline, wire_id },
         );
         self.in_flight_per_handler[handler] += 1;
         self.actions.push_back(Action::Start { handler, id, dispatch });

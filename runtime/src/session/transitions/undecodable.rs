@@ -58,7 +58,7 @@ impl Session {
         let Some(event) = self.in_flight.get(&id) else { return };
         let tag = self.tags[event.handler].clone();
         self.warn_about(Warning::Undecodable, || undecodable_warning(&id, &tag, error));
-        self.answer(id.to_string(), undecodable_answer(error));
+        self.answer(&id, undecodable_answer(error));
         self.after_answers();
     }
 
