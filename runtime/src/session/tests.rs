@@ -1107,16 +1107,13 @@ fn raw_frame(bytes: Vec<u8>) -> Input {
     Input::Undecodable { frame: bytes.into(), error }
 }
 
-#[test]
-fn an_undecodable_dispatch_whose_id_can_be_read_is_answered_naming_the_field() {
-    let mut session = serving(&["GET::/a"], 2);
-    session.handle(T0, undecodable("bad-1", "/orders", b"/orders", b"/\xff\xfe\xfd"));
-    let actions = drain(&mut session);
-    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "no handler runs");
-    let answered = results(&actions);
+/// `actions` answer `id` alone, as a `Dispatch` of `GET::/a` whose path
+/// did not decode: `UndecodableDispatch` naming the field, with its place,
+/// and one warning naming the event and its tag.
+fn answered_undecodable(actions: &[Action], id: &str) {
+    let answered = results(actions);
     assert_eq!(answered.len(), 1);
-    assert_eq!(answered[0].id, "bad-1");
-    assert_eq!(answered[0].credit_grant, 1, "its place comes back");
+    assert_eq!((answered[0].id.as_str(), answered[0].credit_grant), (id, 1), "answered, its place back");
     match &answered[0].outcome {
         Some(Outcome::Error(error)) => {
             assert_eq!(error.r#type, error_type::UNDECODABLE);
@@ -1124,11 +1121,18 @@ fn an_undecodable_dispatch_whose_id_can_be_read_is_answered_naming_the_field() {
         }
         other => panic!("expected a HandlerError, got {other:?}"),
     }
-    let warnings = warned(&actions);
-    assert!(
-        matches!(&warnings[..], [w] if w.contains("could not decode Dispatch \"bad-1\"") && w.contains("GET::/a")),
-        "{warnings:?}"
-    );
+    let warnings = warned(actions);
+    let named = format!("could not decode Dispatch \"{id}\"");
+    assert!(matches!(&warnings[..], [w] if w.contains(&named) && w.contains("GET::/a")), "{warnings:?}");
+}
+
+#[test]
+fn an_undecodable_dispatch_whose_id_can_be_read_is_answered_naming_the_field() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, undecodable("bad-1", "/orders", b"/orders", b"/\xff\xfe\xfd"));
+    let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Start { .. })), "no handler runs");
+    answered_undecodable(&actions, "bad-1");
     // Nothing else is lost: the next event is served.
     session.handle(T0, dispatch("good", "GET::/a", 0));
     assert!(drain(&mut session).iter().any(|a| matches!(a, Action::Start { .. })));
@@ -1205,22 +1209,7 @@ fn a_source_found_undecodable_in_its_task_is_answered_as_an_undecodable_dispatch
     let [Action::Start { id, dispatch, .. }] = &actions[..] else { panic!("started: {actions:?}") };
     let error = dispatch.source.clone().unwrap().decode().unwrap_err();
     session.handle(T0, Input::finished(Arc::clone(id), Err(error)));
-    let actions = drain(&mut session);
-    let answered = results(&actions);
-    assert_eq!(answered.len(), 1);
-    assert_eq!((answered[0].id.as_str(), answered[0].credit_grant), ("bad", 1), "answered, its place back");
-    match &answered[0].outcome {
-        Some(Outcome::Error(error)) => {
-            assert_eq!(error.r#type, error_type::UNDECODABLE);
-            assert!(error.message.contains("HttpRequest.path"), "the field is named: {}", error.message);
-        }
-        other => panic!("expected a HandlerError, got {other:?}"),
-    }
-    let warnings = warned(&actions);
-    assert!(
-        matches!(&warnings[..], [w] if w.contains("could not decode Dispatch \"bad\"") && w.contains("GET::/a")),
-        "{warnings:?}"
-    );
+    answered_undecodable(&drain(&mut session), "bad");
     assert!(session.tables_empty());
     // Too late: one answered already (here, at its deadline) is not answered twice.
     let mut session = serving(&["GET::/a"], 2);
