@@ -22,10 +22,11 @@ use proptest::prelude::*;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 5] = [
+const TARGETS: [(&str, Target); 6] = [
     ("session", targets::session::run),
     ("frame", targets::frame::run),
     ("dispatch", targets::dispatch::run),
+    ("event", targets::event::run),
     ("tag", targets::tag::run),
     ("outbound", targets::outbound::run),
 ];

@@ -14,6 +14,7 @@ fn main() {
     write(root, "session", session());
     write(root, "frame", frames());
     write(root, "dispatch", dispatches());
+    write(root, "event", events());
     write(root, "tag", tags());
     write(root, "outbound", outbound());
 }
@@ -193,7 +194,17 @@ fn with_mode(mode: u8, message: &impl celerity::proto::prost::Message) -> Vec<u8
     bytes
 }
 
-fn dispatches() -> Vec<Vec<u8>> {
+/// A source of each kind (two for HTTP: a catch-all route and a typed one).
+struct Sources {
+    http: pb::HttpRequest,
+    typed: pb::HttpRequest,
+    ws: pb::WebSocketMessage,
+    batch: pb::ConsumerBatch,
+    schedule: pb::ScheduleTrigger,
+    custom: pb::CustomInvoke,
+}
+
+fn sources() -> Sources {
     let http = pb::HttpRequest {
         method: "POST".into(),
         path: "/any/x/a/b%20c".into(),
@@ -237,6 +248,11 @@ fn dispatches() -> Vec<Vec<u8>> {
     };
     let custom =
         pb::CustomInvoke { handler_name: "typed".into(), input: br#"{"x": [1, {"y": null}]}"#.to_vec().into() };
+    Sources { http, typed, ws, batch, schedule, custom }
+}
+
+fn dispatches() -> Vec<Vec<u8>> {
+    let Sources { http, typed, ws, batch, schedule, custom } = sources();
     let whole = |source| pb::Dispatch {
         id: "d-1".into(),
         handler_tag: "GET::/raw".into(),
@@ -254,6 +270,46 @@ fn dispatches() -> Vec<Vec<u8>> {
         with_mode(0, &whole(pb::dispatch::Source::Consumer(batch.clone()))),
         with_mode(0, &pb::Dispatch { id: "none".into(), ..Default::default() }),
     ]
+}
+
+// ----- event: a `Dispatch`'s bytes, as the runtime sends them ---------------------
+
+fn events() -> Vec<Vec<u8>> {
+    use pb::dispatch::Source;
+    let Sources { http, typed, ws, batch, schedule, custom } = sources();
+    let dispatch = |source: Source| pb::Dispatch {
+        id: "e-1".into(),
+        handler_tag: "GET::/raw".into(),
+        timestamp_ms: 1_700_000_000_000,
+        deadline_unix_ms: 1_700_000_030_000,
+        trace_context: HashMap::from([("traceparent".to_string(), "00-ab-cd-01".to_string())]),
+        source: Some(source),
+    };
+    let mut seeds: Vec<Vec<u8>> = [
+        Source::Http(http.clone()),
+        Source::Http(typed),
+        Source::Websocket(ws),
+        Source::Consumer(batch.clone()),
+        Source::Schedule(schedule),
+        Source::Custom(custom),
+    ]
+    .into_iter()
+    .map(|source| dispatch(source).encode_to_vec())
+    .collect();
+    // A source given twice, of the same kind (merged) and of another
+    // (replaced).
+    let mut twice = dispatch(Source::Http(http.clone())).encode_to_vec();
+    twice.extend(pb::Dispatch { source: Some(Source::Http(http.clone())), ..Default::default() }.encode_to_vec());
+    seeds.push(twice.clone());
+    twice.extend(pb::Dispatch { source: Some(Source::Consumer(batch)), ..Default::default() }.encode_to_vec());
+    seeds.push(twice);
+    // A path that is not UTF-8: the head decodes, the source does not.
+    let mut bad = dispatch(Source::Http(http)).encode_to_vec();
+    let at = bad.windows(4).position(|w| w == b"/any").expect("the path");
+    bad[at + 1] = 0xff;
+    seeds.push(bad);
+    seeds.push(pb::Dispatch { id: "none".into(), ..Default::default() }.encode_to_vec());
+    seeds
 }
 
 // ----- tag -----------------------------------------------------------------------

@@ -6,6 +6,7 @@
 //! `tag`.
 
 pub mod dispatch;
+pub mod event;
 pub mod frame;
 pub mod outbound;
 pub mod session;
