@@ -191,11 +191,15 @@ async fn events_credit_websocket_sends_and_failed_records_are_counted() {
     .unwrap();
     conn.result(&id).await.unwrap();
 
-    // No handler for the tag: answered at once, without running anything.
-    let refused = conn.dispatch_unchecked(event::http("GET", "/nowhere")).unwrap();
-    conn.result(&refused).await.unwrap();
+    // No handler for the tag: answered at once, without running anything;
+    // sent back to back, so that the SDK takes several in one turn, and
+    // each is counted.
+    let refused: Vec<_> = (0..4).map(|_| conn.dispatch_unchecked(event::http("GET", "/nowhere")).unwrap()).collect();
+    for id in &refused {
+        conn.result(id).await.unwrap();
+    }
 
-    eventually("every event counted", || events("GET::/nowhere", "refused") == 1).await;
+    eventually("every event counted", || events("GET::/nowhere", "refused") == 4).await;
     assert_eq!(events("GET::/ok", "ok"), 2);
     assert_eq!(events("GET::/failing", "handler_error"), 1);
     assert_eq!(events("GET::/panicking", "panic"), 1);

@@ -37,10 +37,11 @@ pub(crate) struct Observer {
     /// Known once the `RuntimeConfig` has arrived.
     switches: Option<Switches>,
     events: HashMap<String, Watched>,
-    /// The dispatch being handled this turn: (id, tag, records), for a result
-    /// the session sends without starting a handler.
+    /// The dispatches taken this turn (a turn takes every frame already
+    /// read): (id, tag, records), for a result the session sends without
+    /// starting a handler.
     #[cfg(feature = "metrics")]
-    arriving: Option<(String, String, Option<usize>)>,
+    arriving: Vec<(String, String, Option<usize>)>,
     /// The handshake's report, held until the runtime accepts `Ready`.
     report: Option<HandshakeReport>,
     #[cfg(feature = "metrics")]
@@ -66,7 +67,7 @@ impl Observer {
             switches: None,
             events: HashMap::new(),
             #[cfg(feature = "metrics")]
-            arriving: None,
+            arriving: Vec::new(),
             report: None,
             #[cfg(feature = "metrics")]
             meter: None,
@@ -94,7 +95,7 @@ impl Observer {
         #[cfg(feature = "metrics")]
         if self.meter.is_some() {
             let records = _event.source.as_ref().and_then(LazySource::records);
-            self.arriving = Some((_event.id.clone(), _event.handler_tag.clone(), records));
+            self.arriving.push((_event.id.clone(), _event.handler_tag.clone(), records));
         }
     }
 
@@ -199,8 +200,8 @@ impl Observer {
     /// An event was answered without a handler: refused on arrival.
     #[cfg(feature = "metrics")]
     fn refused(&self, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
-        if let (Some(meter), Some((id, tag, records))) = (&self.meter, &self.arriving)
-            && *id == result.id
+        if let Some(meter) = &self.meter
+            && let Some((_, tag, records)) = self.arriving.iter().find(|(id, ..)| *id == result.id)
         {
             let records = records.map(|n| (n, records_failed(result.outcome.as_ref(), n)));
             meter.event(tag, outcome, None, records);
@@ -219,7 +220,7 @@ impl Observer {
     pub(crate) fn end_of_turn(&mut self, _session: &Session) {
         #[cfg(feature = "metrics")]
         {
-            self.arriving = None;
+            self.arriving.clear();
         }
         #[cfg(feature = "metrics")]
         if let Some(meter) = &mut self.meter
