@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes};
 use celerity_proto::v1::{
     ConsumerBatch, CustomInvoke, Dispatch, HttpRequest, ScheduleTrigger, WebSocketMessage, dispatch::Source,
 };
@@ -51,54 +51,67 @@ pub enum LazySource {
     /// Decoded already (an event built in this process, by the test kit's
     /// in-process runs or the Lambda adapter).
     Decoded(Box<Source>),
-    /// As it arrived: the field number of its kind in `Dispatch.source`,
-    /// and the field's contents.
-    Encoded {
-        /// The field number, one of [`SOURCE_FIELDS`].
-        field: u32,
-        /// The encoded message.
-        bytes: Bytes,
-    },
+    /// As it arrived.
+    Encoded(Encoded),
 }
 
-/// The field numbers of `Dispatch.source`, in the order of [`Source`]'s
-/// variants: HTTP, WebSocket, consumer, schedule, custom.
-pub const SOURCE_FIELDS: [u32; 5] = [10, 11, 12, 13, 14];
+/// The source fields of a `Dispatch` as they arrived, in order: nearly
+/// always one. Only the decoder makes one, so every field number in it is
+/// one of `Dispatch.source`'s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// The last field's number, which decides the source's kind.
+    field: u32,
+    /// The last field's contents.
+    bytes: Bytes,
+    /// The fields before it, for a `Dispatch` that repeats its source: each
+    /// is decoded in turn, as decoding the whole `Dispatch` would (the same
+    /// kind merged, another replacing, and an error in any of them the
+    /// `Dispatch`'s).
+    earlier: Vec<(u32, Bytes)>,
+}
 
 impl LazySource {
+    /// A source of `kind` as the bytes of its message, as the driver's
+    /// decoder keeps one.
+    pub fn encoded(kind: HandlerKind, bytes: Bytes) -> LazySource {
+        let field = match kind {
+            HandlerKind::Http => 10,
+            HandlerKind::WebSocket => 11,
+            HandlerKind::Consumer => 12,
+            HandlerKind::Schedule => 13,
+            HandlerKind::Custom => 14,
+        };
+        LazySource::Encoded(Encoded { field, bytes, earlier: Vec::new() })
+    }
+
     /// The kind of handler that takes this source.
     pub fn kind(&self) -> HandlerKind {
         match self {
             LazySource::Decoded(source) => HandlerKind::of_source(source),
-            LazySource::Encoded { field, .. } => match field {
+            LazySource::Encoded(encoded) => match encoded.field {
                 10 => HandlerKind::Http,
                 11 => HandlerKind::WebSocket,
                 12 => HandlerKind::Consumer,
                 13 => HandlerKind::Schedule,
-                // Only the fields of `SOURCE_FIELDS` are ever kept.
                 _ => HandlerKind::Custom,
             },
         }
     }
 
-    /// The decoded source, or why it does not decode (naming the field, as
-    /// decoding the whole `Dispatch` would).
+    /// The decoded source, or why it does not decode (naming the field, in
+    /// the words decoding the whole `Dispatch` would use).
     pub fn decode(self) -> Result<Source, DecodeError> {
-        let (field, bytes) = match self {
+        let encoded = match self {
             LazySource::Decoded(source) => return Ok(*source),
-            LazySource::Encoded { field, bytes } => (field, bytes),
+            LazySource::Encoded(encoded) => encoded,
         };
-        let source = match field {
-            10 => HttpRequest::decode(bytes).map(Source::Http),
-            11 => WebSocketMessage::decode(bytes).map(Source::Websocket),
-            12 => ConsumerBatch::decode(bytes).map(Source::Consumer),
-            13 => ScheduleTrigger::decode(bytes).map(Source::Schedule),
-            _ => CustomInvoke::decode(bytes).map(Source::Custom),
-        };
-        source.map_err(|mut error| {
-            error.push("Dispatch", "source");
-            error
-        })
+        let Encoded { field, bytes, earlier } = encoded;
+        let mut source = None;
+        for (field, bytes) in earlier {
+            source = Some(merged(source, field, bytes)?);
+        }
+        merged(source, field, bytes)
     }
 
     /// How many records a consumer batch holds, without decoding them;
@@ -109,10 +122,44 @@ impl LazySource {
                 Source::Consumer(batch) => Some(batch.records.len()),
                 _ => None,
             },
-            LazySource::Encoded { field: 12, bytes } => Some(count_field(bytes.clone(), RECORDS_FIELD)),
-            LazySource::Encoded { .. } => None,
+            LazySource::Encoded(Encoded { field: 12, bytes, earlier }) => {
+                // The batch is the merge of the trailing run of consumer
+                // fields; those before another kind were replaced.
+                let run = earlier.iter().rev().take_while(|(field, _)| *field == 12);
+                Some(
+                    run.chain(std::iter::once(&(12, bytes.clone())))
+                        .map(|(_, b)| count_field(b.clone(), RECORDS_FIELD))
+                        .sum(),
+                )
+            }
+            LazySource::Encoded(_) => None,
         }
     }
+}
+
+/// `source` with the source field `field` (its contents, `bytes`) decoded
+/// onto it, as prost decodes a oneof: merged into a source of the same
+/// kind, replacing one of another; an error names the field as decoding
+/// the whole `Dispatch` would.
+fn merged(source: Option<Source>, field: u32, bytes: Bytes) -> Result<Source, DecodeError> {
+    let merged = match (source, field) {
+        (Some(Source::Http(mut message)), 10) => message.merge(bytes).map(|()| Source::Http(message)),
+        (Some(Source::Websocket(mut message)), 11) => message.merge(bytes).map(|()| Source::Websocket(message)),
+        (Some(Source::Consumer(mut message)), 12) => message.merge(bytes).map(|()| Source::Consumer(message)),
+        (Some(Source::Schedule(mut message)), 13) => message.merge(bytes).map(|()| Source::Schedule(message)),
+        (Some(Source::Custom(mut message)), 14) => message.merge(bytes).map(|()| Source::Custom(message)),
+        (_, 10) => HttpRequest::decode(bytes).map(Source::Http),
+        (_, 11) => WebSocketMessage::decode(bytes).map(Source::Websocket),
+        (_, 12) => ConsumerBatch::decode(bytes).map(Source::Consumer),
+        (_, 13) => ScheduleTrigger::decode(bytes).map(Source::Schedule),
+        // Only the decoder makes an `Encoded`, and only with the fields of
+        // `Dispatch.source`: this is 14.
+        (_, _) => CustomInvoke::decode(bytes).map(Source::Custom),
+    };
+    merged.map_err(|mut error| {
+        error.push("Dispatch", "source");
+        error
+    })
 }
 
 /// `ConsumerBatch.records`.
@@ -174,7 +221,13 @@ impl Message for Event {
         );
         match &self.source {
             Some(LazySource::Decoded(source)) => source.encode(buf),
-            Some(LazySource::Encoded { field, bytes }) => encoding::bytes::encode(*field, bytes, buf),
+            Some(LazySource::Encoded(encoded)) => {
+                for (field, bytes) in
+                    encoded.earlier.iter().chain(std::iter::once(&(encoded.field, encoded.bytes.clone())))
+                {
+                    encoding::bytes::encode(*field, bytes, buf);
+                }
+            }
             None => {}
         }
     }
@@ -198,31 +251,32 @@ impl Message for Event {
             3 => encoding::uint64::merge(wire_type, &mut self.timestamp_ms, buf, ctx).map_err(named("timestamp_ms")),
             4 => encoding::int64::merge(wire_type, &mut self.deadline_unix_ms, buf, ctx)
                 .map_err(named("deadline_unix_ms")),
-            5 => encoding::hash_map::merge(
-                encoding::string::merge,
-                encoding::string::merge,
-                &mut self.trace_context,
-                buf,
-                ctx,
-            )
-            .map_err(named("trace_context")),
+            // A map's merge reads an entry without looking at the wire
+            // type, which prost's own messages check first.
+            5 => encoding::check_wire_type(WireType::LengthDelimited, wire_type)
+                .and_then(|()| {
+                    encoding::hash_map::merge(
+                        encoding::string::merge,
+                        encoding::string::merge,
+                        &mut self.trace_context,
+                        buf,
+                        ctx,
+                    )
+                })
+                .map_err(named("trace_context")),
             10..=14 => {
                 let mut bytes = Bytes::new();
                 encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
-                self.source = Some(match self.source.take() {
-                    // A message field given twice is the merge of the two,
-                    // which for protobuf is their encodings end to end.
-                    // Copied once, out of the receive buffer; after that the
-                    // joined buffer is this event's alone and grows in
-                    // place, so a source repeated n times costs O(n), not
-                    // a copy of all before it each time.
-                    Some(LazySource::Encoded { field, bytes: before }) if field == tag => {
-                        let mut joined = before.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
-                        joined.extend_from_slice(&bytes);
-                        LazySource::Encoded { field, bytes: joined.freeze() }
+                // Kept in order, to be decoded as the whole `Dispatch`
+                // would be (see `Encoded::earlier`).
+                self.source = Some(LazySource::Encoded(match self.source.take() {
+                    Some(LazySource::Encoded(mut encoded)) => {
+                        let last = std::mem::replace(&mut encoded.bytes, bytes);
+                        encoded.earlier.push((std::mem::replace(&mut encoded.field, tag), last));
+                        encoded
                     }
-                    _ => LazySource::Encoded { field: tag, bytes },
-                });
+                    _ => Encoded { field: tag, bytes, earlier: Vec::new() },
+                }));
                 Ok(())
             }
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
@@ -251,7 +305,10 @@ impl Message for Event {
         );
         len + match &self.source {
             Some(LazySource::Decoded(source)) => source.encoded_len(),
-            Some(LazySource::Encoded { field, bytes }) => encoding::bytes::encoded_len(*field, bytes),
+            Some(LazySource::Encoded(encoded)) => {
+                encoded.earlier.iter().map(|(field, bytes)| encoding::bytes::encoded_len(*field, bytes)).sum::<usize>()
+                    + encoding::bytes::encoded_len(encoded.field, &encoded.bytes)
+            }
             None => 0,
         }
     }
@@ -309,7 +366,7 @@ mod tests {
             let whole = dispatch(source.clone());
             let mut event = Event::decode(whole.encode_to_vec().as_slice()).unwrap();
             let payload = event.source.take().unwrap();
-            assert!(matches!(payload, LazySource::Encoded { .. }), "kept encoded");
+            assert!(matches!(payload, LazySource::Encoded(_)), "kept encoded");
             assert_eq!(payload.kind(), HandlerKind::of_source(&source));
             assert_eq!(payload.records(), LazySource::Decoded(Box::new(source.clone())).records());
             assert_eq!(payload.decode().unwrap(), source);
@@ -350,6 +407,20 @@ mod tests {
         let whole = Dispatch::decode(bytes.as_slice()).unwrap();
         let lazy = Event::decode(bytes.as_slice()).unwrap();
         assert_eq!(lazy.source.unwrap().decode().unwrap(), whole.source.unwrap());
+    }
+
+    #[test]
+    fn a_source_that_does_not_decode_fails_even_when_another_kind_replaces_it() {
+        let mut bytes =
+            dispatch(Source::Http(HttpRequest { path: "/orders".into(), ..Default::default() })).encode_to_vec();
+        let at = bytes.windows(7).position(|w| w == b"/orders").unwrap();
+        bytes[at + 1] = 0xff;
+        let other = Dispatch { source: Some(Source::Custom(CustomInvoke::default())), ..Default::default() };
+        bytes.extend(other.encode_to_vec());
+        let whole = Dispatch::decode(bytes.as_slice()).unwrap_err().to_string();
+        let lazy = Event::decode(bytes.as_slice()).unwrap().source.unwrap();
+        assert_eq!(lazy.kind(), HandlerKind::Custom, "the last field decides the kind");
+        assert_eq!(lazy.decode().unwrap_err().to_string(), whole);
     }
 
     #[test]
@@ -403,9 +474,9 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        let payload = LazySource::Encoded { field: 12, bytes: batch.encode_to_vec().into() };
+        let payload = LazySource::encoded(HandlerKind::Consumer, batch.encode_to_vec().into());
         assert_eq!(payload.records(), Some(250));
-        let http = LazySource::Encoded { field: 10, bytes: HttpRequest::default().encode_to_vec().into() };
+        let http = LazySource::encoded(HandlerKind::Http, HttpRequest::default().encode_to_vec().into());
         assert_eq!(http.records(), None);
     }
 }

@@ -36,7 +36,7 @@ use celerity_proto::v1::{self as pb, CreditGrant, HandlerMessage, RuntimeMessage
 pub use crate::excerpt::{QUOTED_BYTES, quoted};
 pub use credit::Credit;
 pub use error::SessionError;
-pub use event::{Event, LazySource, SOURCE_FIELDS};
+pub use event::{Encoded, Event, LazySource};
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,

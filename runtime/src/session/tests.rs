@@ -1169,7 +1169,7 @@ fn lazy_dispatch(id: &str, tag: &str, path: &[u8]) -> Input {
     Input::Dispatch(Event {
         id: id.to_string(),
         handler_tag: tag.to_string(),
-        source: Some(LazySource::Encoded { field: SOURCE_FIELDS[0], bytes }),
+        source: Some(LazySource::encoded(HandlerKind::Http, bytes)),
         ..Default::default()
     })
 }
