@@ -387,13 +387,14 @@ impl App {
     /// runtime (with `std::thread::sleep` or a synchronous client, say)
     /// still cannot hold back frames, cancellations or deadline answers, and
     /// request and response buffers are allocated and freed on one thread.
-    /// As a task, a small event costs less: no thread hop each way, which
-    /// `BENCHMARKS.md` measured at about a third less CPU and latency per
-    /// event at credit 1; but large bodies cost more (a quarter to a third
-    /// less throughput at 64 KiB and 1 MiB, from the allocator), and
-    /// blocking handlers can hold the stream back (a watchdog covers a single blocked worker). Handlers
-    /// that keep blocking work on `tokio::task::spawn_blocking` and serve
-    /// small events can turn it off.
+    /// As a task, a small event served one or a few at a time costs less
+    /// (no thread hop each way); many at once and large bodies cost more
+    /// (buffers allocated on one worker and freed on another), and blocking
+    /// handlers can hold the stream back (a watchdog covers a single
+    /// blocked worker). The README's Architecture section gives the
+    /// measured trade. Handlers that keep blocking work on
+    /// `tokio::task::spawn_blocking` and serve small events one or a few at
+    /// a time can turn it off.
     ///
     /// ```
     /// # async fn run() -> celerity::Result<()> {
