@@ -56,46 +56,51 @@ pub enum LazySource {
 }
 
 /// The source fields of a `Dispatch` as they arrived, in order: nearly
-/// always one. Only the decoder makes one, so every field number in it is
-/// one of `Dispatch.source`'s.
+/// always one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
-    /// The last field's number, which decides the source's kind.
-    field: u32,
-    /// The last field's contents.
+    /// The last field: its kind, which is the source's, and its contents.
+    kind: HandlerKind,
     bytes: Bytes,
     /// The fields before it, for a `Dispatch` that repeats its source: each
     /// is decoded in turn, as decoding the whole `Dispatch` would (the same
     /// kind merged, another replacing, and an error in any of them the
     /// `Dispatch`'s).
-    earlier: Vec<(u32, Bytes)>,
+    earlier: Vec<(HandlerKind, Bytes)>,
+}
+
+/// The field number of each kind's source in `Dispatch.source`.
+const SOURCE_FIELDS: [(HandlerKind, u32); 5] = [
+    (HandlerKind::Http, 10),
+    (HandlerKind::WebSocket, 11),
+    (HandlerKind::Consumer, 12),
+    (HandlerKind::Schedule, 13),
+    (HandlerKind::Custom, 14),
+];
+
+/// The kind whose source is field `field` of `Dispatch`, if any is.
+fn source_kind(field: u32) -> Option<HandlerKind> {
+    SOURCE_FIELDS.iter().find(|(_, number)| *number == field).map(|(kind, _)| *kind)
+}
+
+/// The field of `Dispatch` that holds a source of `kind` (every kind is in
+/// the table).
+fn source_field(kind: HandlerKind) -> u32 {
+    SOURCE_FIELDS.iter().find(|(of, _)| *of == kind).map_or(0, |(_, field)| *field)
 }
 
 impl LazySource {
     /// A source of `kind` as the bytes of its message, as the driver's
     /// decoder keeps one.
     pub fn encoded(kind: HandlerKind, bytes: Bytes) -> LazySource {
-        let field = match kind {
-            HandlerKind::Http => 10,
-            HandlerKind::WebSocket => 11,
-            HandlerKind::Consumer => 12,
-            HandlerKind::Schedule => 13,
-            HandlerKind::Custom => 14,
-        };
-        LazySource::Encoded(Encoded { field, bytes, earlier: Vec::new() })
+        LazySource::Encoded(Encoded { kind, bytes, earlier: Vec::new() })
     }
 
     /// The kind of handler that takes this source.
     pub fn kind(&self) -> HandlerKind {
         match self {
             LazySource::Decoded(source) => HandlerKind::of_source(source),
-            LazySource::Encoded(encoded) => match encoded.field {
-                10 => HandlerKind::Http,
-                11 => HandlerKind::WebSocket,
-                12 => HandlerKind::Consumer,
-                13 => HandlerKind::Schedule,
-                _ => HandlerKind::Custom,
-            },
+            LazySource::Encoded(encoded) => encoded.kind,
         }
     }
 
@@ -106,12 +111,12 @@ impl LazySource {
             LazySource::Decoded(source) => return Ok(*source),
             LazySource::Encoded(encoded) => encoded,
         };
-        let Encoded { field, bytes, earlier } = encoded;
+        let Encoded { kind, bytes, earlier } = encoded;
         let mut source = None;
-        for (field, bytes) in earlier {
-            source = Some(merged(source, field, bytes)?);
+        for (kind, bytes) in earlier {
+            source = Some(merged(source, kind, bytes)?);
         }
-        merged(source, field, bytes)
+        merged(source, kind, bytes)
     }
 
     /// How many records a consumer batch holds, without decoding them;
@@ -122,39 +127,41 @@ impl LazySource {
                 Source::Consumer(batch) => Some(batch.records.len()),
                 _ => None,
             },
-            LazySource::Encoded(Encoded { field: 12, bytes, earlier }) => {
+            LazySource::Encoded(Encoded { kind: HandlerKind::Consumer, bytes, earlier }) => {
                 // The batch is the merge of the trailing run of consumer
                 // fields; those before another kind were replaced.
-                let run = earlier.iter().rev().take_while(|(field, _)| *field == 12);
-                Some(
-                    run.chain(std::iter::once(&(12, bytes.clone())))
-                        .map(|(_, b)| count_field(b.clone(), RECORDS_FIELD))
-                        .sum(),
-                )
+                let run = earlier.iter().rev().take_while(|(kind, _)| *kind == HandlerKind::Consumer);
+                Some(count_field(bytes, RECORDS_FIELD) + run.map(|(_, b)| count_field(b, RECORDS_FIELD)).sum::<usize>())
             }
             LazySource::Encoded(_) => None,
         }
     }
 }
 
-/// `source` with the source field `field` (its contents, `bytes`) decoded
+/// `source` with a source field of `kind` (its contents, `bytes`) decoded
 /// onto it, as prost decodes a oneof: merged into a source of the same
 /// kind, replacing one of another; an error names the field as decoding
 /// the whole `Dispatch` would.
-fn merged(source: Option<Source>, field: u32, bytes: Bytes) -> Result<Source, DecodeError> {
-    let merged = match (source, field) {
-        (Some(Source::Http(mut message)), 10) => message.merge(bytes).map(|()| Source::Http(message)),
-        (Some(Source::Websocket(mut message)), 11) => message.merge(bytes).map(|()| Source::Websocket(message)),
-        (Some(Source::Consumer(mut message)), 12) => message.merge(bytes).map(|()| Source::Consumer(message)),
-        (Some(Source::Schedule(mut message)), 13) => message.merge(bytes).map(|()| Source::Schedule(message)),
-        (Some(Source::Custom(mut message)), 14) => message.merge(bytes).map(|()| Source::Custom(message)),
-        (_, 10) => HttpRequest::decode(bytes).map(Source::Http),
-        (_, 11) => WebSocketMessage::decode(bytes).map(Source::Websocket),
-        (_, 12) => ConsumerBatch::decode(bytes).map(Source::Consumer),
-        (_, 13) => ScheduleTrigger::decode(bytes).map(Source::Schedule),
-        // Only the decoder makes an `Encoded`, and only with the fields of
-        // `Dispatch.source`: this is 14.
-        (_, _) => CustomInvoke::decode(bytes).map(Source::Custom),
+fn merged(source: Option<Source>, kind: HandlerKind, bytes: Bytes) -> Result<Source, DecodeError> {
+    let merged = match (source, kind) {
+        (Some(Source::Http(mut message)), HandlerKind::Http) => message.merge(bytes).map(|()| Source::Http(message)),
+        (Some(Source::Websocket(mut message)), HandlerKind::WebSocket) => {
+            message.merge(bytes).map(|()| Source::Websocket(message))
+        }
+        (Some(Source::Consumer(mut message)), HandlerKind::Consumer) => {
+            message.merge(bytes).map(|()| Source::Consumer(message))
+        }
+        (Some(Source::Schedule(mut message)), HandlerKind::Schedule) => {
+            message.merge(bytes).map(|()| Source::Schedule(message))
+        }
+        (Some(Source::Custom(mut message)), HandlerKind::Custom) => {
+            message.merge(bytes).map(|()| Source::Custom(message))
+        }
+        (_, HandlerKind::Http) => HttpRequest::decode(bytes).map(Source::Http),
+        (_, HandlerKind::WebSocket) => WebSocketMessage::decode(bytes).map(Source::Websocket),
+        (_, HandlerKind::Consumer) => ConsumerBatch::decode(bytes).map(Source::Consumer),
+        (_, HandlerKind::Schedule) => ScheduleTrigger::decode(bytes).map(Source::Schedule),
+        (_, HandlerKind::Custom) => CustomInvoke::decode(bytes).map(Source::Custom),
     };
     merged.map_err(|mut error| {
         error.push("Dispatch", "source");
@@ -167,7 +174,7 @@ const RECORDS_FIELD: u32 = 1;
 
 /// How many times field `wanted` occurs in the message `buf`, counting up
 /// to where it stops being readable.
-fn count_field(mut buf: Bytes, wanted: u32) -> usize {
+fn count_field(mut buf: &[u8], wanted: u32) -> usize {
     let mut count = 0;
     while buf.has_remaining() {
         let Ok((field, wire_type)) = encoding::decode_key(&mut buf) else { break };
@@ -222,11 +229,10 @@ impl Message for Event {
         match &self.source {
             Some(LazySource::Decoded(source)) => source.encode(buf),
             Some(LazySource::Encoded(encoded)) => {
-                for (field, bytes) in
-                    encoded.earlier.iter().chain(std::iter::once(&(encoded.field, encoded.bytes.clone())))
-                {
-                    encoding::bytes::encode(*field, bytes, buf);
+                for (kind, bytes) in &encoded.earlier {
+                    encoding::bytes::encode(source_field(*kind), bytes, buf);
                 }
+                encoding::bytes::encode(source_field(encoded.kind), &encoded.bytes, buf);
             }
             None => {}
         }
@@ -245,6 +251,21 @@ impl Message for Event {
                 error
             }
         };
+        if let Some(kind) = source_kind(tag) {
+            let mut bytes = Bytes::new();
+            encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
+            // Kept in order, to be decoded as the whole `Dispatch` would be
+            // (see `Encoded::earlier`).
+            self.source = Some(LazySource::Encoded(match self.source.take() {
+                Some(LazySource::Encoded(mut encoded)) => {
+                    let last = std::mem::replace(&mut encoded.bytes, bytes);
+                    encoded.earlier.push((std::mem::replace(&mut encoded.kind, kind), last));
+                    encoded
+                }
+                _ => Encoded { kind, bytes, earlier: Vec::new() },
+            }));
+            return Ok(());
+        }
         match tag {
             1 => encoding::string::merge(wire_type, &mut self.id, buf, ctx).map_err(named("id")),
             2 => encoding::string::merge(wire_type, &mut self.handler_tag, buf, ctx).map_err(named("handler_tag")),
@@ -264,21 +285,6 @@ impl Message for Event {
                     )
                 })
                 .map_err(named("trace_context")),
-            10..=14 => {
-                let mut bytes = Bytes::new();
-                encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
-                // Kept in order, to be decoded as the whole `Dispatch`
-                // would be (see `Encoded::earlier`).
-                self.source = Some(LazySource::Encoded(match self.source.take() {
-                    Some(LazySource::Encoded(mut encoded)) => {
-                        let last = std::mem::replace(&mut encoded.bytes, bytes);
-                        encoded.earlier.push((std::mem::replace(&mut encoded.field, tag), last));
-                        encoded
-                    }
-                    _ => Encoded { field: tag, bytes, earlier: Vec::new() },
-                }));
-                Ok(())
-            }
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -306,8 +312,9 @@ impl Message for Event {
         len + match &self.source {
             Some(LazySource::Decoded(source)) => source.encoded_len(),
             Some(LazySource::Encoded(encoded)) => {
-                encoded.earlier.iter().map(|(field, bytes)| encoding::bytes::encoded_len(*field, bytes)).sum::<usize>()
-                    + encoding::bytes::encoded_len(encoded.field, &encoded.bytes)
+                let len = |kind: HandlerKind, bytes: &Bytes| encoding::bytes::encoded_len(source_field(kind), bytes);
+                encoded.earlier.iter().map(|(kind, bytes)| len(*kind, bytes)).sum::<usize>()
+                    + len(encoded.kind, &encoded.bytes)
             }
             None => 0,
         }
@@ -464,6 +471,19 @@ mod tests {
         bytes[at] = 0xff;
         let error = Event::decode(bytes.as_slice()).unwrap_err().to_string();
         assert!(error.contains("Dispatch.id"), "{error}");
+    }
+
+    #[test]
+    fn every_kind_has_its_source_field_and_back() {
+        for source in sources() {
+            let kind = HandlerKind::of_source(&source);
+            let field = source_field(kind);
+            assert_eq!(source_kind(field), Some(kind));
+            let dispatch = Dispatch { source: Some(source), ..Default::default() }.encode_to_vec();
+            let (tag, _) = encoding::decode_key(&mut dispatch.as_slice()).unwrap();
+            assert_eq!(tag, field, "the field the proto puts a {kind:?} source in");
+        }
+        assert_eq!(source_kind(5), None);
     }
 
     #[test]
