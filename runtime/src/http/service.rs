@@ -26,7 +26,7 @@ use tower::Service;
 use super::{Body, bridge};
 use crate::context::Context;
 use crate::kind::{self, HandlerKind};
-use crate::layer::{self, BoxError, Payload};
+use crate::layer::{self, BoxError, Payload, ServesHttp};
 use crate::pipeline::{Endpoint, HandlerFuture};
 use crate::session::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -91,15 +91,7 @@ struct Served<S> {
     limit: usize,
 }
 
-impl<S, B> Endpoint for Served<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
+impl<S: ServesHttp> Endpoint for Served<S> {
     fn call(&self, source: Option<Source>, cx: Context) -> HandlerFuture {
         match source.map(Payload::from_source) {
             Some(Ok(payload)) => self.call_payload(payload, cx),

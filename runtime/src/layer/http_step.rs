@@ -32,6 +32,38 @@ pub struct HttpNext {
     limit: usize,
 }
 
+/// A tower service of `http::Request`s the SDK can call: cloned per
+/// request, its future and its response's body sent across tasks, its
+/// errors made into the SDK's. What the public blanket impls of
+/// `HttpService` and `HttpLayer` ask of a user's service, said once for the
+/// SDK's own code.
+pub(crate) trait ServesHttp:
+    Service<
+        http::Request<Body>,
+        Response = http::Response<<Self as ServesHttp>::ResponseBody>,
+        Error: Into<BoxError>,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+    /// The body of its responses.
+    type ResponseBody: http_body::Body<Data: Send, Error: Into<BoxError>> + Send + 'static;
+}
+
+impl<S, B> ServesHttp for S
+where
+    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type ResponseBody = B;
+}
+
 /// A non-HTTP answer crossing the tower layers inside a `500`.
 #[derive(Clone)]
 struct Unsent(Answer);
@@ -97,15 +129,7 @@ impl<S> TowerHttp<S> {
     }
 }
 
-impl<S, B> Way for TowerHttp<S>
-where
-    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
+impl<S: ServesHttp> Way for TowerHttp<S> {
     fn call(&self, event: Event) -> NextFuture {
         if event.kind() != HandlerKind::Http || !matches!(event.payload(), Payload::Http(_)) {
             return self.next.clone().run(event);
@@ -120,13 +144,7 @@ where
 /// What `service` answers `request` with, as an [`Answer`]: its response,
 /// the body collected up to `limit` bytes; a non-HTTP answer that crossed
 /// it inside a `500` as it was; its error as a `HandlerError`.
-pub(crate) async fn answer_of<S, B>(service: S, request: http::Request<Body>, limit: usize) -> Answer
-where
-    S: Service<http::Request<Body>, Response = http::Response<B>>,
-    S::Error: Into<BoxError>,
-    B: http_body::Body,
-    B::Error: Into<BoxError>,
-{
+pub(crate) async fn answer_of<S: ServesHttp>(service: S, request: http::Request<Body>, limit: usize) -> Answer {
     let response = match service.oneshot(request).await {
         Ok(response) => response,
         Err(error) => return Answer::error(Error::from(error.into())),

@@ -64,7 +64,7 @@ use crate::context::Context;
 use crate::kind::HandlerKind;
 use crate::pipeline::{Endpoint, HandlerFuture};
 use http_step::TowerHttp;
-pub(crate) use http_step::answer_of;
+pub(crate) use http_step::{ServesHttp, answer_of};
 
 /// A layer of the SDK's events: a [`tower::Layer`] over [`Next`] whose
 /// service takes an [`Event`] and answers with an [`Answer`]. Implemented
