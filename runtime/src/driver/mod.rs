@@ -1,6 +1,6 @@
 //! The tokio driver around the protocol core: one connection, one reader,
-//! one writer, a task per event. It holds no protocol rules of its own; it
-//! carries out the session's actions.
+//! one writer, a task per event in flight ([`runner`]). It holds no
+//! protocol rules of its own; it carries out the session's actions.
 //!
 //! By default the stream is served from a thread of its own, on a
 //! single-threaded tokio runtime, while handlers run on the application's
@@ -46,20 +46,21 @@ use celerity_proto::v1::HandlerMessage;
 use futures_util::FutureExt as _;
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
 use tokio_stream::wrappers::ReceiverStream;
-use tracing::Instrument;
 
 use crate::codec::{self, Inbound};
 use crate::command::Command;
 use crate::context::{Context, StateMap};
 use crate::handle::AppHandle;
 use crate::observe::Observer;
-use crate::pipeline;
 use crate::registry::Registration;
 use crate::session::{Action, FastMap, HandlerSpec, Input, Session, SessionError, WsOutcome};
 use crate::settings::Settings;
 use crate::transport::{self, ConnectError, error_chain};
+
+mod runner;
+
+use runner::{Job, Runner, Runners};
 
 /// Why serving stopped with a failure.
 #[derive(Debug)]
@@ -100,7 +101,7 @@ struct Running {
     /// Tells this task from an earlier one for the same id, whose late
     /// completion must not be taken for this one's.
     generation: u64,
-    abort: AbortHandle,
+    runner: Runner,
     cx: Context,
 }
 
@@ -282,7 +283,7 @@ async fn run_stream(
     let mut running: FastMap<Arc<str>, Running> = FastMap::default();
     let mut tags: Vec<Option<Arc<str>>> = vec![None; served.registrations.len()];
     let mut generation: u64 = 0;
-    let done_tx = served.handle.commands();
+    let mut runners = Runners::new(served.app.clone(), served.handle.commands());
     // Senders waiting for their WsSendAck, by correlation id. Dropped with
     // this function, which tells every waiter the stream is gone.
     let mut ws_waiters: FastMap<String, oneshot::Sender<WsOutcome>> = FastMap::default();
@@ -323,26 +324,15 @@ async fn run_stream(
                         Arc::clone(&served.state),
                         served.handle.clone(),
                     );
-                    let endpoint = Arc::clone(&registration.endpoint);
-                    let task_cx = cx.clone();
-                    let done = done_tx.clone();
-                    let task_id = Arc::clone(&id);
-                    let task_generation = generation;
-                    let source = dispatch.source.take();
-                    let task = served.app.spawn(
-                        async move {
-                            // Building the handler's future is user code too:
-                            // it runs here, never on the stream's task or
-                            // thread, and a panic in it is an answer like any
-                            // other. Made here rather than moved in, which
-                            // would hold it twice in the task. The source is
-                            // decoded here too (see `session::Event`).
-                            let outcome = pipeline::start(endpoint, source, task_cx).await;
-                            let _ = done.send(Command::Completed { id: task_id, generation: task_generation, outcome });
-                        }
-                        .instrument(span),
-                    );
-                    running.insert(id, Running { generation, abort: task.abort_handle(), cx });
+                    let runner = runners.start(Job {
+                        endpoint: Arc::clone(&registration.endpoint),
+                        source: dispatch.source.take(),
+                        cx: cx.clone(),
+                        id: Arc::clone(&id),
+                        generation,
+                        span,
+                    });
+                    running.insert(id, Running { generation, runner, cx });
                 }
                 Action::Cancel { id, reason } => {
                     if let Some(task) = running.get(id.as_str()) {
@@ -351,7 +341,7 @@ async fn run_stream(
                 }
                 Action::Abandon { id } => {
                     if let Some(task) = running.remove(id.as_str()) {
-                        task.abort.abort();
+                        task.runner.abort();
                     }
                 }
                 // Held, and logged with the rest once the runtime accepts.
@@ -383,7 +373,7 @@ async fn run_stream(
                     observer.exit();
                     for (_, task) in running.drain() {
                         task.cx.cancel(crate::session::CancelReason::Shutdown);
-                        task.abort.abort();
+                        task.runner.abort();
                     }
                     if closed_our_half {
                         // The frames are written by the connection's own
@@ -448,6 +438,7 @@ async fn run_stream(
                         Command::Completed { id, generation, outcome } => {
                             match running.remove(&id) {
                                 Some(task) if task.generation == generation => {
+                                    runners.finished(task.runner);
                                     session.handle(now_ms(), Input::finished(id, outcome));
                                 }
                                 Some(task) => {
