@@ -410,12 +410,15 @@ async fn run_stream(
         }
         tokio::select! {
             message = inbound.message() => {
+                // One reading of the clock for the turn: the session keeps
+                // time in milliseconds, and a turn takes microseconds.
+                let now = now_ms();
                 let mut next = Some(message);
                 let mut taken = 0;
                 while let Some(message) = next {
                     let input = inbound_input(message, &mut observer, &served.registrations, settings.max_message_bytes);
                     let ended = matches!(input, Input::StreamEnded { .. } | Input::FrameTooLarge { .. });
-                    session.handle(now_ms(), input);
+                    session.handle(now, input);
                     // Frames already read in are taken in the same turn, as
                     // completions are: a burst of dispatches costs one turn,
                     // and their handlers start together.
@@ -425,21 +428,23 @@ async fn run_stream(
             }
             Some(first) = commands.recv() => {
                 // Take what is already waiting, in order, so the results of
-                // completions go out together.
+                // completions go out together. One reading of the clock, as
+                // for frames.
+                let now = now_ms();
                 let mut next = Some(first);
                 let mut taken = 0;
                 while let Some(command) = next {
                     match command {
-                        Command::Input(input) => session.handle(now_ms(), input),
+                        Command::Input(input) => session.handle(now, input),
                         Command::WsSend { correlation_id, messages, timeout_ms, reply } => {
                             ws_waiters.insert(correlation_id.clone(), reply);
-                            session.handle(now_ms(), Input::WsSend { correlation_id, messages, timeout_ms });
+                            session.handle(now, Input::WsSend { correlation_id, messages, timeout_ms });
                         }
                         Command::Completed { id, generation, outcome } => {
                             match running.remove(&id) {
                                 Some(task) if task.generation == generation => {
                                     runners.finished(task.runner);
-                                    session.handle(now_ms(), Input::finished(id, outcome));
+                                    session.handle(now, Input::finished(id, outcome));
                                 }
                                 Some(task) => {
                                     running.insert(id, task);
