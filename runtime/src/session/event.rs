@@ -159,7 +159,15 @@ fn merged(source: Option<Source>, kind: HandlerKind, bytes: Bytes) -> Result<Sou
         }
         (_, HandlerKind::Http) => HttpRequest::decode(bytes).map(Source::Http),
         (_, HandlerKind::WebSocket) => WebSocketMessage::decode(bytes).map(Source::Websocket),
-        (_, HandlerKind::Consumer) => ConsumerBatch::decode(bytes).map(Source::Consumer),
+        (_, HandlerKind::Consumer) => {
+            // Room for the records made first, counted where they lie, so
+            // that decoding does not grow the vector record by record. As
+            // `decode` is a merge into an empty message, it is the same
+            // decoding; a count past the cap grows as before beyond it.
+            let records = count_field(&bytes, RECORDS_FIELD).min(MAX_RESERVED_RECORDS);
+            let mut batch = ConsumerBatch { records: Vec::with_capacity(records), ..ConsumerBatch::default() };
+            batch.merge(bytes).map(|()| Source::Consumer(batch))
+        }
         (_, HandlerKind::Schedule) => ScheduleTrigger::decode(bytes).map(Source::Schedule),
         (_, HandlerKind::Custom) => CustomInvoke::decode(bytes).map(Source::Custom),
     };
@@ -171,6 +179,10 @@ fn merged(source: Option<Source>, kind: HandlerKind, bytes: Bytes) -> Result<Sou
 
 /// `ConsumerBatch.records`.
 const RECORDS_FIELD: u32 = 1;
+
+/// The most records room is made for before a batch is decoded: a few
+/// hundred kilobytes, whatever a hostile batch of empty records counts.
+const MAX_RESERVED_RECORDS: usize = 4096;
 
 /// How many times field `wanted` occurs in the message `buf`, counting up
 /// to where it stops being readable.
