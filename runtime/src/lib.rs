@@ -69,6 +69,7 @@ mod panics;
 mod pipeline;
 mod registry;
 mod session;
+mod text;
 mod transport;
 
 #[doc(hidden)]

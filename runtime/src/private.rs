@@ -71,6 +71,28 @@ pub mod transport {
     pub use crate::transport::*;
 }
 
+/// A consumer batch made two ways, for the SDK's fuzz targets: decoded
+/// straight from its bytes, as handlers get one, and converted from prost's
+/// decoding.
+pub mod consumer {
+    use bytes::Bytes;
+    use celerity_proto::v1::ConsumerBatch;
+    use prost::DecodeError;
+
+    use crate::consumer::Batch;
+
+    /// The batch whose `ConsumerBatch` message is `bytes`, decoded as the
+    /// driver decodes one.
+    pub fn decode(bytes: Bytes) -> Result<Batch, DecodeError> {
+        Batch::decode(bytes)
+    }
+
+    /// The batch prost's decoding converts to.
+    pub fn from_wire(batch: ConsumerBatch) -> Batch {
+        Batch::from_wire(batch)
+    }
+}
+
 /// An attribute's handler, of kind `K` with the argument types `Args` as
 /// written, and its kind's options.
 pub struct Probe<K: Kind, Args, F> {

@@ -8,15 +8,30 @@
 //! - when it does not, either the head does not either, or the source
 //!   fails when it is decoded; the one exception is nesting past prost's
 //!   recursion limit, which a source decoded on its own starts counting
-//!   two levels lower.
+//!   two levels lower;
+//! - a consumer batch that arrived as one field decodes straight into the
+//!   SDK's batch, as handlers get it, to what prost's decoding of the same
+//!   bytes converts to, or fails with the same error.
 
+use celerity::__private::consumer;
 use celerity::__private::session::{Event, LazySource};
 use celerity::proto::prost::Message as _;
-use celerity::proto::v1::{Dispatch, dispatch::Source};
+use celerity::proto::v1::{ConsumerBatch, Dispatch, dispatch::Source};
 
 pub fn run(data: &[u8]) {
     let whole = Dispatch::decode(data);
     let head = Event::decode(data);
+    if let Ok(Event { source: Some(source), .. }) = &head
+        && let Ok(bytes) = source.clone().into_consumer_bytes()
+    {
+        let direct = consumer::decode(bytes.clone());
+        let through_prost = ConsumerBatch::decode(bytes).map(consumer::from_wire);
+        match (direct, through_prost) {
+            (Ok(direct), Ok(through_prost)) => assert_eq!(direct, through_prost),
+            (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
+            (direct, through_prost) => panic!("decoded straight: {direct:?}; through prost: {through_prost:?}"),
+        }
+    }
     match (whole, head) {
         (Ok(whole), Ok(mut event)) => {
             let lazy = event.source.take();

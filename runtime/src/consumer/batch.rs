@@ -58,6 +58,11 @@ impl Batch {
         Batch { records: adopt(self.records, &meta), meta }
     }
 
+    /// The batch of `records`, which belong to `meta`.
+    pub(super) fn of(meta: Arc<BatchMeta>, records: Vec<RawRecord>) -> Self {
+        Batch { meta, records }
+    }
+
     pub(crate) fn from_wire(batch: pb::ConsumerBatch) -> Self {
         let meta =
             Arc::new(BatchMeta { source_id: batch.source_id, source_type: batch.source_type, vendor: batch.vendor });

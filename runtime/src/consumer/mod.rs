@@ -96,6 +96,7 @@ mod extract;
 mod kind;
 mod record;
 mod records;
+mod wire;
 
 pub use batch::{Batch, BatchInfo, BatchOutcome};
 #[doc(hidden)]

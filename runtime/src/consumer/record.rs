@@ -9,6 +9,7 @@ use celerity_proto::v1 as pb;
 use serde::de::DeserializeOwned;
 
 use crate::json::{JsonError, decode_json, decode_json_input};
+use crate::text::Text;
 
 /// How a JSON decoding error names a record's body.
 pub(crate) const RECORD_BODY: &str = "the record body";
@@ -39,13 +40,24 @@ pub(crate) struct BatchMeta {
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawRecord {
-    pub(crate) message_id: String,
+    pub(crate) message_id: Text,
     body: Bytes,
-    source: String,
-    event_type: String,
+    source: Text,
+    event_type: Text,
     attributes: Bytes,
     vendor: Bytes,
     pub(crate) batch: Arc<BatchMeta>,
+}
+
+/// A record's fields as they arrived, before it is given its batch.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct RecordFields {
+    pub(crate) message_id: Text,
+    pub(crate) body: Bytes,
+    pub(crate) source: Text,
+    pub(crate) event_type: Text,
+    pub(crate) attributes: Bytes,
+    pub(crate) vendor: Bytes,
 }
 
 impl RawRecord {
@@ -54,10 +66,10 @@ impl RawRecord {
     /// [`crate::consumer::Batch::new`].
     pub fn new(message_id: impl Into<String>, body: impl Into<Bytes>) -> Self {
         RawRecord {
-            message_id: message_id.into(),
+            message_id: Text::from(message_id.into()),
             body: body.into(),
-            source: String::new(),
-            event_type: String::new(),
+            source: Text::default(),
+            event_type: Text::default(),
             attributes: Bytes::new(),
             vendor: Bytes::new(),
             batch: Arc::default(),
@@ -66,13 +78,13 @@ impl RawRecord {
 
     /// Sets the source.
     pub fn with_source(mut self, source: impl Into<String>) -> Self {
-        self.source = source.into();
+        self.source = Text::from(source.into());
         self
     }
 
     /// Sets the event type.
     pub fn with_event_type(mut self, event_type: impl Into<String>) -> Self {
-        self.event_type = event_type.into();
+        self.event_type = Text::from(event_type.into());
         self
     }
 
@@ -89,20 +101,25 @@ impl RawRecord {
     }
 
     pub(crate) fn from_wire(record: pb::ConsumerRecord, batch: &Arc<BatchMeta>) -> Self {
-        RawRecord {
-            message_id: record.message_id,
+        let fields = RecordFields {
+            message_id: Text::from(record.message_id),
             body: record.body,
-            source: record.source,
-            event_type: record.event_type,
+            source: Text::from(record.source),
+            event_type: Text::from(record.event_type),
             attributes: record.attributes,
             vendor: record.vendor,
-            batch: Arc::clone(batch),
-        }
+        };
+        RawRecord::from_fields(fields, batch)
+    }
+
+    pub(crate) fn from_fields(fields: RecordFields, batch: &Arc<BatchMeta>) -> Self {
+        let RecordFields { message_id, body, source, event_type, attributes, vendor } = fields;
+        RawRecord { message_id, body, source, event_type, attributes, vendor, batch: Arc::clone(batch) }
     }
 
     /// The id the record arrived with: the one a failure names.
     pub fn message_id(&self) -> &str {
-        &self.message_id
+        self.message_id.as_str()
     }
 
     /// The body as the runtime sent it.
@@ -118,12 +135,12 @@ impl RawRecord {
     /// Where the record came from, as the source names it (such as a queue
     /// or topic address).
     pub fn source(&self) -> &str {
-        &self.source
+        self.source.as_str()
     }
 
     /// The record's event type, when the source gives one.
     pub fn event_type(&self) -> &str {
-        &self.event_type
+        self.event_type.as_str()
     }
 
     /// The record's attributes as the runtime sent them.

@@ -12,11 +12,12 @@ use celerity_proto::v1::{dispatch::Source, result::Outcome};
 use prost::DecodeError;
 
 use super::{Handler, Kind};
+use crate::consumer::Batch;
 use crate::context::Context;
 use crate::kind;
 use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
-use crate::session::LazySource;
+use crate::session::{LazySource, in_source};
 
 /// The future of a handler's outcome.
 pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;
@@ -96,8 +97,22 @@ pub(crate) async fn start(
     source: Option<LazySource>,
     cx: Context,
 ) -> Result<Outcome, DecodeError> {
-    let source = source.map(LazySource::decode).transpose()?;
-    Ok(match guarded(|| endpoint.call(source, cx)) {
+    let call = match source.map(LazySource::into_consumer_bytes) {
+        // A consumer batch becomes the SDK's `Batch` either way (`call`
+        // with its source converts it, and serves it as `call_payload`
+        // does); decoded straight into one, its text is not copied (see
+        // `consumer::wire`).
+        Some(Ok(batch)) => {
+            let batch = Batch::decode(batch).map_err(in_source)?;
+            guarded(|| endpoint.call_payload(Payload::Consumer(batch), cx))
+        }
+        Some(Err(source)) => {
+            let source = source.decode()?;
+            guarded(|| endpoint.call(Some(source), cx))
+        }
+        None => guarded(|| endpoint.call(None, cx)),
+    };
+    Ok(match call {
         Ok(future) => CatchPanic { future }.await,
         Err(outcome) => outcome,
     })

@@ -119,6 +119,18 @@ impl LazySource {
         merged(source, kind, bytes)
     }
 
+    /// The bytes of a consumer batch that arrived as one field, to be
+    /// decoded as the SDK's own batch (see `consumer::wire`); any other
+    /// source given back.
+    pub fn into_consumer_bytes(self) -> Result<Bytes, LazySource> {
+        match self {
+            LazySource::Encoded(Encoded { kind: HandlerKind::Consumer, bytes, earlier }) if earlier.is_empty() => {
+                Ok(bytes)
+            }
+            other => Err(other),
+        }
+    }
+
     /// How many records a consumer batch holds, without decoding them;
     /// `None` for any other source.
     pub fn records(&self) -> Option<usize> {
@@ -164,17 +176,27 @@ fn merged(source: Option<Source>, kind: HandlerKind, bytes: Bytes) -> Result<Sou
             // that decoding does not grow the vector record by record. As
             // `decode` is a merge into an empty message, it is the same
             // decoding; a count past the cap grows as before beyond it.
-            let records = count_field(&bytes, RECORDS_FIELD).min(MAX_RESERVED_RECORDS);
-            let mut batch = ConsumerBatch { records: Vec::with_capacity(records), ..ConsumerBatch::default() };
+            let mut batch =
+                ConsumerBatch { records: Vec::with_capacity(record_room(&bytes)), ..ConsumerBatch::default() };
             batch.merge(bytes).map(|()| Source::Consumer(batch))
         }
         (_, HandlerKind::Schedule) => ScheduleTrigger::decode(bytes).map(Source::Schedule),
         (_, HandlerKind::Custom) => CustomInvoke::decode(bytes).map(Source::Custom),
     };
-    merged.map_err(|mut error| {
-        error.push("Dispatch", "source");
-        error
-    })
+    merged.map_err(in_source)
+}
+
+/// `error`, from decoding a source, as decoding the whole `Dispatch` names
+/// it.
+pub(crate) fn in_source(mut error: DecodeError) -> DecodeError {
+    error.push("Dispatch", "source");
+    error
+}
+
+/// How many records to make room for before decoding the consumer batch
+/// `bytes`: as many as it holds, up to a cap.
+pub(crate) fn record_room(bytes: &[u8]) -> usize {
+    count_field(bytes, RECORDS_FIELD).min(MAX_RESERVED_RECORDS)
 }
 
 /// `ConsumerBatch.records`.

@@ -37,6 +37,7 @@ pub use crate::excerpt::{QUOTED_BYTES, quoted};
 pub use credit::Credit;
 pub use error::SessionError;
 pub use event::{Encoded, Event, LazySource};
+pub(crate) use event::{in_source, record_room};
 pub use handshake::HandshakeReport;
 pub use types::{
     Action, CancelReason, DEFAULT_CANCEL_GRACE_MS, DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, HandlerKey,

@@ -1,0 +1,321 @@
+//! A consumer batch decoded from its bytes straight into a [`Batch`].
+//!
+//! Decoded as `pb::ConsumerBatch` and then converted, every record's
+//! message id, source and event type is copied into a `String` of its own:
+//! three allocations per record, nearly all of a batch's. Here those fields
+//! are kept as slices of the frame's buffer ([`Text`]), checked to be UTF-8
+//! as prost checks a `string`.
+//!
+//! It is the same decoding: each message's `merge_field` is the one prost
+//! generates for `ConsumerBatch` and `ConsumerRecord`, field for field, on
+//! prost's own primitives, and an error is prost's, naming the same fields.
+//! The SDK's tests and its `event` fuzz target compare the two.
+
+use std::sync::Arc;
+
+use bytes::{Buf, BufMut, Bytes};
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::{DecodeError, Message};
+
+use super::batch::Batch;
+use super::record::{BatchMeta, RawRecord, RecordFields};
+use crate::session::record_room;
+use crate::text::Text;
+
+impl Batch {
+    /// The batch whose `ConsumerBatch` message is `bytes`, or why it does
+    /// not decode, in the words decoding the message with prost would use.
+    pub(crate) fn decode(bytes: Bytes) -> Result<Batch, DecodeError> {
+        let mut wire = WireBatch { records: Vec::with_capacity(record_room(&bytes)), ..WireBatch::default() };
+        wire.merge(bytes)?;
+        let meta = Arc::new(BatchMeta {
+            source_id: wire.source_id.as_str().to_owned(),
+            source_type: wire.source_type.as_str().to_owned(),
+            vendor: wire.vendor,
+        });
+        let records = wire.records.into_iter().map(|record| RawRecord::from_fields(record.0, &meta)).collect();
+        Ok(Batch::of(meta, records))
+    }
+}
+
+/// `ConsumerBatch`, its text kept in the bytes it arrived in.
+#[derive(Debug, Default)]
+struct WireBatch {
+    records: Vec<WireRecord>,
+    source_id: Text,
+    source_type: Text,
+    vendor: Bytes,
+}
+
+/// `ConsumerRecord`, likewise.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct WireRecord(RecordFields);
+
+/// Merges a `string` field into `value` as `encoding::string::merge` does,
+/// with the same errors, keeping the bytes rather than copying them.
+fn merge_text(
+    wire_type: WireType,
+    value: &mut Text,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<(), DecodeError> {
+    let mut bytes = Bytes::new();
+    let merged = encoding::bytes::merge(wire_type, &mut bytes, buf, ctx.clone());
+    // A field that does not decode leaves the text empty, as prost leaves
+    // a string.
+    *value = Text::default();
+    merged?;
+    match Text::new(bytes) {
+        Ok(text) => {
+            *value = text;
+            Ok(())
+        }
+        Err(bytes) => {
+            // Not UTF-8: the same field decoded by prost as a string, which
+            // refuses it in prost's own words.
+            let mut framed = Vec::with_capacity(bytes.len() + 10);
+            encoding::encode_varint(bytes.len() as u64, &mut framed);
+            framed.extend_from_slice(&bytes);
+            let mut text = String::new();
+            encoding::string::merge(WireType::LengthDelimited, &mut text, &mut framed.as_slice(), ctx)?;
+            *value = Text::from(text);
+            Ok(())
+        }
+    }
+}
+
+/// What prost's generated `merge_field` does with an error: names the field.
+fn named(message: &'static str, field: &'static str) -> impl FnOnce(DecodeError) -> DecodeError {
+    move |mut error| {
+        error.push(message, field);
+        error
+    }
+}
+
+impl Message for WireBatch {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        for record in &self.records {
+            encoding::message::encode(1, record, buf);
+        }
+        encode_text(2, &self.source_id, buf);
+        encode_text(3, &self.source_type, buf);
+        encode_bytes(4, &self.vendor, buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        const MESSAGE: &str = "ConsumerBatch";
+        match tag {
+            1 => encoding::message::merge_repeated(wire_type, &mut self.records, buf, ctx)
+                .map_err(named(MESSAGE, "records")),
+            2 => merge_text(wire_type, &mut self.source_id, buf, ctx).map_err(named(MESSAGE, "source_id")),
+            3 => merge_text(wire_type, &mut self.source_type, buf, ctx).map_err(named(MESSAGE, "source_type")),
+            4 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(named(MESSAGE, "vendor")),
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        encoding::message::encoded_len_repeated(1, &self.records)
+            + text_len(2, &self.source_id)
+            + text_len(3, &self.source_type)
+            + bytes_len(4, &self.vendor)
+    }
+
+    fn clear(&mut self) {
+        *self = WireBatch::default();
+    }
+}
+
+impl Message for WireRecord {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        let fields = &self.0;
+        encode_text(1, &fields.message_id, buf);
+        encode_bytes(2, &fields.body, buf);
+        encode_text(3, &fields.source, buf);
+        encode_text(4, &fields.event_type, buf);
+        encode_bytes(5, &fields.attributes, buf);
+        encode_bytes(6, &fields.vendor, buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        const MESSAGE: &str = "ConsumerRecord";
+        let fields = &mut self.0;
+        match tag {
+            1 => merge_text(wire_type, &mut fields.message_id, buf, ctx).map_err(named(MESSAGE, "message_id")),
+            2 => encoding::bytes::merge(wire_type, &mut fields.body, buf, ctx).map_err(named(MESSAGE, "body")),
+            3 => merge_text(wire_type, &mut fields.source, buf, ctx).map_err(named(MESSAGE, "source")),
+            4 => merge_text(wire_type, &mut fields.event_type, buf, ctx).map_err(named(MESSAGE, "event_type")),
+            5 => encoding::bytes::merge(wire_type, &mut fields.attributes, buf, ctx)
+                .map_err(named(MESSAGE, "attributes")),
+            6 => encoding::bytes::merge(wire_type, &mut fields.vendor, buf, ctx).map_err(named(MESSAGE, "vendor")),
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        let fields = &self.0;
+        text_len(1, &fields.message_id)
+            + bytes_len(2, &fields.body)
+            + text_len(3, &fields.source)
+            + text_len(4, &fields.event_type)
+            + bytes_len(5, &fields.attributes)
+            + bytes_len(6, &fields.vendor)
+    }
+
+    fn clear(&mut self) {
+        *self = WireRecord::default();
+    }
+}
+
+/// A `bytes` field, left out when empty as proto3 leaves it.
+fn encode_bytes(tag: u32, bytes: &Bytes, buf: &mut impl BufMut) {
+    if !bytes.is_empty() {
+        encoding::bytes::encode(tag, bytes, buf);
+    }
+}
+
+fn bytes_len(tag: u32, bytes: &Bytes) -> usize {
+    if bytes.is_empty() { 0 } else { encoding::bytes::encoded_len(tag, bytes) }
+}
+
+/// A `string` field: on the wire, a `bytes` field of UTF-8.
+fn encode_text(tag: u32, text: &Text, buf: &mut impl BufMut) {
+    encode_bytes(tag, text.as_bytes(), buf);
+}
+
+fn text_len(tag: u32, text: &Text) -> usize {
+    bytes_len(tag, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use celerity_proto::v1 as pb;
+
+    use super::*;
+
+    /// Decoded straight into a batch, and through prost's `ConsumerBatch`,
+    /// `bytes` give the same batch, or the same error.
+    fn same_both_ways(bytes: &[u8]) {
+        let direct = Batch::decode(Bytes::copy_from_slice(bytes));
+        let through_prost = pb::ConsumerBatch::decode(bytes).map(Batch::from_wire);
+        match (direct, through_prost) {
+            (Ok(direct), Ok(through_prost)) => assert_eq!(direct, through_prost),
+            (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
+            (direct, through_prost) => panic!("decoded directly: {direct:?}; through prost: {through_prost:?}"),
+        }
+    }
+
+    fn record(id: &str) -> pb::ConsumerRecord {
+        pb::ConsumerRecord {
+            message_id: id.to_string(),
+            body: Bytes::from_static(b"{\"n\":1}"),
+            source: "orders-queue".to_string(),
+            event_type: "order.placed".to_string(),
+            attributes: Bytes::from_static(b"{\"a\":\"b\"}"),
+            vendor: Bytes::from_static(b"v"),
+        }
+    }
+
+    fn batch(records: Vec<pb::ConsumerRecord>) -> pb::ConsumerBatch {
+        pb::ConsumerBatch {
+            records,
+            source_id: "orders".to_string(),
+            source_type: "queue".to_string(),
+            vendor: Bytes::from_static(b"batch vendor"),
+        }
+    }
+
+    /// A length-delimited field.
+    fn field(tag: u32, contents: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encoding::bytes::encode(tag, &Bytes::copy_from_slice(contents), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_batch_decodes_to_what_prost_decodes() {
+        let wire = batch((1..=5).map(|i| record(&format!("m-{i}"))).collect());
+        let bytes = wire.encode_to_vec();
+        same_both_ways(&bytes);
+        let decoded = Batch::decode(Bytes::from(bytes)).unwrap();
+        assert_eq!(decoded.source_id(), "orders");
+        assert_eq!(decoded.records()[4].message_id(), "m-5");
+        assert_eq!(decoded.records()[0].event_type(), "order.placed");
+        same_both_ways(&[]);
+        same_both_ways(&pb::ConsumerBatch::default().encode_to_vec());
+        same_both_ways(&batch(vec![pb::ConsumerRecord::default()]).encode_to_vec());
+    }
+
+    #[test]
+    fn text_is_a_slice_of_the_frame() {
+        let bytes = Bytes::from(batch(vec![record("m-1")]).encode_to_vec());
+        let range = bytes.as_ptr_range();
+        let decoded = Batch::decode(bytes.clone()).unwrap();
+        let id = decoded.records()[0].message_id().as_ptr();
+        assert!(range.contains(&id), "the message id was not copied");
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_in_prosts_words() {
+        for tag in [1, 3, 4] {
+            let mut bytes = field(1, &field(tag, b"\xff\xfe"));
+            same_both_ways(&bytes);
+            let error = Batch::decode(Bytes::from(std::mem::take(&mut bytes))).unwrap_err().to_string();
+            assert!(error.contains("ConsumerBatch.records") && error.contains("UTF-8"), "{error}");
+        }
+        for tag in [2, 3] {
+            same_both_ways(&field(tag, b"\xc3"));
+        }
+    }
+
+    #[test]
+    fn fields_repeated_unknown_or_malformed_decode_as_prost_decodes_them() {
+        let one = record("m-1").encode_to_vec();
+        let cases: Vec<Vec<u8>> = vec![
+            // A record's field given twice: the last one.
+            field(1, &[field(1, b"first"), field(1, b"second")].concat()),
+            // A batch's text given twice.
+            [field(2, b"a"), field(2, b"b")].concat(),
+            // Unknown fields, of every wire type, skipped.
+            [field(1, &[one.clone(), vec![0x38, 0x05], field(9, b"x")].concat()), vec![0x45, 1, 2, 3, 4]].concat(),
+            // A length past the end.
+            vec![0x0a, 0x20, 0x0a],
+            // The wrong wire type for a record, a string and the bytes.
+            vec![0x08, 0x01],
+            vec![0x10, 0x01],
+            vec![0x0a, 0x02, 0x10, 0x01],
+            vec![0x0a, 0x02, 0x28, 0x01],
+            // A record cut short inside a field.
+            field(1, &one[..one.len() - 3]),
+            // A group that never ends.
+            vec![0x0b],
+            // A key of field 0.
+            vec![0x02, 0x00],
+        ];
+        for bytes in cases {
+            same_both_ways(&bytes);
+        }
+    }
+
+    #[test]
+    fn encoding_gives_back_the_bytes_prost_would_write() {
+        let wire = batch(vec![record("m-1"), pb::ConsumerRecord::default(), record("m-3")]);
+        let bytes = Bytes::from(wire.encode_to_vec());
+        let mut direct = WireBatch::default();
+        direct.merge(bytes.clone()).unwrap();
+        assert_eq!(direct.encode_to_vec(), bytes);
+        assert_eq!(direct.encoded_len(), bytes.len());
+    }
+}
