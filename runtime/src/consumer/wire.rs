@@ -3,8 +3,8 @@
 //! Decoded as `pb::ConsumerBatch` and then converted, every record's
 //! message id, source and event type is copied into a `String` of its own:
 //! three allocations per record, nearly all of a batch's. Here those fields
-//! are kept as slices of the frame's buffer ([`Text`]), checked to be UTF-8
-//! as prost checks a `string`.
+//! are copied into an arena of the worker's own ([`Text`]), checked to be
+//! UTF-8 as prost checks a `string`.
 //!
 //! It is the same decoding: each message's `merge_field` is the one prost
 //! generates for `ConsumerBatch` and `ConsumerRecord`, field for field, on
@@ -51,37 +51,40 @@ struct WireBatch {
 #[derive(Debug, Default, Clone, PartialEq)]
 struct WireRecord(RecordFields);
 
-/// Merges a `string` field into `value` as `encoding::string::merge` does,
-/// with the same errors, keeping the bytes rather than copying them.
+/// Merges a `string` field into `value` as `encoding::string::merge`
+/// does, copying the text into the thread's arena ([`Text::copied`])
+/// rather than into a `String` of its own.
+///
+/// When the whole field lies in the buffer's first chunk (always, for a
+/// frame's bytes) and is UTF-8, it is read here, taking exactly what prost
+/// would take. Anything else (another wire type, a length past the end, a
+/// varint that does not decode, text that is not UTF-8, a buffer in
+/// pieces) goes to prost's own decoding of a string, for its result and
+/// its error.
 fn merge_text(
     wire_type: WireType,
     value: &mut Text,
     buf: &mut impl Buf,
     ctx: DecodeContext,
 ) -> Result<(), DecodeError> {
-    let mut bytes = Bytes::new();
-    let merged = encoding::bytes::merge(wire_type, &mut bytes, buf, ctx.clone());
-    // A field that does not decode leaves the text empty, as prost leaves
-    // a string.
-    *value = Text::default();
-    merged?;
-    match Text::new(bytes) {
-        Ok(text) => {
-            *value = text;
-            Ok(())
-        }
-        Err(bytes) => {
-            // Not UTF-8: the same field decoded by prost as a string, which
-            // refuses it in prost's own words.
-            let mut framed = Vec::with_capacity(bytes.len() + 10);
-            encoding::encode_varint(bytes.len() as u64, &mut framed);
-            framed.extend_from_slice(&bytes);
-            let mut text = String::new();
-            encoding::string::merge(WireType::LengthDelimited, &mut text, &mut framed.as_slice(), ctx)?;
-            *value = Text::from(text);
-            Ok(())
+    if wire_type == WireType::LengthDelimited {
+        let chunk = buf.chunk();
+        let mut rest = chunk;
+        if let Ok(len) = encoding::decode_varint(&mut rest)
+            && let Some(field) = usize::try_from(len).ok().and_then(|len| rest.get(..len))
+            && let Ok(text) = std::str::from_utf8(field)
+        {
+            *value = Text::copied(text);
+            let taken = chunk.len() - rest.len() + field.len();
+            buf.advance(taken);
+            return Ok(());
         }
     }
+    let mut text = String::new();
+    let merged = encoding::string::merge(wire_type, &mut text, buf, ctx);
+    // Empty after an error, as prost leaves a string.
+    *value = Text::from(text);
+    merged
 }
 
 /// What prost's generated `merge_field` does with an error: names the field.
@@ -259,12 +262,18 @@ mod tests {
     }
 
     #[test]
-    fn text_is_a_slice_of_the_frame() {
-        let bytes = Bytes::from(batch(vec![record("m-1")]).encode_to_vec());
-        let range = bytes.as_ptr_range();
-        let decoded = Batch::decode(bytes.clone()).unwrap();
-        let id = decoded.records()[0].message_id().as_ptr();
-        assert!(range.contains(&id), "the message id was not copied");
+    fn a_batch_in_pieces_decodes_as_one_in_a_piece() {
+        // prost's own string decoding takes what is not in the first
+        // chunk; the result is the same.
+        let bytes = batch((1..=3).map(|i| record(&format!("m-{i}"))).collect()).encode_to_vec();
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
+        let mut pieces = bytes::Buf::chain(head, tail);
+        let mut wire = WireBatch::default();
+        wire.merge(&mut pieces).unwrap();
+        let mut whole = WireBatch::default();
+        whole.merge(Bytes::from(bytes.clone())).unwrap();
+        assert_eq!(wire.records, whole.records);
+        assert_eq!(wire.records[2].0.message_id.as_str(), "m-3");
     }
 
     #[test]
