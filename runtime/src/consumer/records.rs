@@ -76,7 +76,9 @@ where
         // with its own id (they never reached the handler).
         while !must_stop(&cx, deadline) {
             let Some((index, record)) = pending.next() else { break };
-            let ran = run_one(Arc::clone(&handler), record, cx.clone()).await;
+            // Run here, borrowing the handler and the context: no count of
+            // either is taken and dropped per record.
+            let ran = run_one(&*handler, record, &cx).await;
             answer(&mut outcome, &ids, index, ran);
         }
         let mut not_run = pending.peekable();
@@ -100,7 +102,8 @@ where
             // computes) costs no task of its own, and the next record
             // starts at once. Only one that waits gets a task, where it
             // runs beside the others.
-            let mut record = Box::pin(run_one(Arc::clone(&handler), record, cx.clone()));
+            let (handler, cx) = (Arc::clone(&handler), cx.clone());
+            let mut record = Box::pin(async move { run_one(&*handler, record, &cx).await });
             match std::future::poll_fn(|task| Poll::Ready(record.as_mut().poll(task))).await {
                 Poll::Ready(result) => ran[index] = Some(result),
                 Poll::Pending => {
@@ -176,14 +179,14 @@ fn answer(outcome: &mut BatchOutcome, ids: &Ids, index: usize, ran: Ran) {
 const PANICKED: &str = "panicked";
 
 /// Runs the handler for one record, a panic included.
-async fn run_one<H, Args>(handler: Arc<H>, record: RawRecord, cx: Context) -> Ran
+async fn run_one<H, Args>(handler: &H, record: RawRecord, cx: &Context) -> Ran
 where
     H: Handler<PerRecord, Args>,
     Args: 'static,
 {
     // Calling the handler inside the guarded future catches a panic in
     // taking its arguments or before its future is first polled, too.
-    match AssertUnwindSafe(async move { handler.call(record, &cx).await }).catch_unwind().await {
+    match AssertUnwindSafe(async move { handler.call(record, cx).await }).catch_unwind().await {
         Ok(Ok(())) => Ran::Succeeded,
         Ok(Err(error)) => Ran::Failed(error.message().to_string()),
         Err(panic) => Ran::Panicked(panic),
