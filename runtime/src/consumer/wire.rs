@@ -270,6 +270,10 @@ mod tests {
         same_both_ways(&[]);
         same_both_ways(&pb::ConsumerBatch::default().encode_to_vec());
         same_both_ways(&batch(vec![pb::ConsumerRecord::default()]).encode_to_vec());
+        // Text that is UTF-8 but not ASCII.
+        let bytes = batch(vec![record("m-ü-✓")]).encode_to_vec();
+        same_both_ways(&bytes);
+        assert_eq!(Batch::decode(Bytes::from(bytes)).unwrap().records()[0].message_id(), "m-ü-✓");
     }
 
     #[test]
