@@ -220,6 +220,23 @@ mod tests {
         Outcome::Http(HttpResponse { status: 200, body: body.to_string().into(), ..HttpResponse::default() })
     }
 
+    /// An endpoint whose one call waits until the sender is used (or
+    /// dropped), then answers with what `body` gives.
+    fn held(body: fn() -> String) -> (oneshot::Sender<()>, Arc<dyn Endpoint>) {
+        let (release, released) = oneshot::channel::<()>();
+        let released = std::sync::Mutex::new(Some(released));
+        let endpoint = probe(move || {
+            let released = released.lock().unwrap().take();
+            Box::pin(async move {
+                if let Some(released) = released {
+                    let _ = released.await;
+                }
+                answer(&body())
+            })
+        });
+        (release, endpoint)
+    }
+
     fn job(endpoint: &Arc<dyn Endpoint>, id: &str, generation: u64) -> Job {
         Job {
             endpoint: Arc::clone(endpoint),
@@ -264,17 +281,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn events_in_flight_together_run_in_tasks_of_their_own() {
         let (mut runners, mut rx) = pool();
-        let (release, released) = oneshot::channel::<()>();
-        let released = std::sync::Mutex::new(Some(released));
-        let waiting = probe(move || {
-            let released = released.lock().unwrap().take();
-            Box::pin(async move {
-                if let Some(released) = released {
-                    let _ = released.await;
-                }
-                answer(&tokio::task::id().to_string())
-            })
-        });
+        let (release, waiting) = held(|| tokio::task::id().to_string());
         let _first = runners.start(job(&waiting, "waits", 1));
         let _second = runners.start(job(&probe(task_id_answer), "at-once", 2));
         // The second is answered while the first still waits.
@@ -324,17 +331,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_released_runner_answers_its_event_then_ends() {
         let (mut runners, mut rx) = pool();
-        let (release, released) = oneshot::channel::<()>();
-        let released = std::sync::Mutex::new(Some(released));
-        let endpoint = probe(move || {
-            let released = released.lock().unwrap().take();
-            Box::pin(async move {
-                if let Some(released) = released {
-                    let _ = released.await;
-                }
-                answer("done")
-            })
-        });
+        let (release, endpoint) = held(|| "done".to_string());
         let runner = runners.start(job(&endpoint, "a", 1));
         drop(runner);
         release.send(()).unwrap();
