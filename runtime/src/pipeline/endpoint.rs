@@ -100,8 +100,8 @@ pub(crate) async fn start(
     let call = match source.map(LazySource::into_consumer_bytes) {
         // A consumer batch becomes the SDK's `Batch` either way (`call`
         // with its source converts it, and serves it as `call_payload`
-        // does); decoded straight into one, its text is not copied (see
-        // `consumer::wire`).
+        // does); decoded straight into one, its text takes no `String` per
+        // field (see `consumer::wire`).
         Some(Ok(batch)) => {
             let batch = Batch::decode(batch).map_err(in_source)?;
             guarded(|| endpoint.call_payload(Payload::Consumer(batch), cx))

@@ -202,8 +202,8 @@ pub(crate) fn record_room(bytes: &[u8]) -> usize {
 /// `ConsumerBatch.records`.
 const RECORDS_FIELD: u32 = 1;
 
-/// The most records room is made for before a batch is decoded: a few
-/// hundred kilobytes, whatever a hostile batch of empty records counts.
+/// The most records room is made for before a batch is decoded: under a
+/// megabyte, whatever a hostile batch of empty records counts.
 const MAX_RESERVED_RECORDS: usize = 4096;
 
 /// How many times field `wanted` occurs in the message `buf`, counting up
