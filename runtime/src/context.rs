@@ -25,9 +25,26 @@ pub struct Context {
     inner: Arc<Inner>,
 }
 
+/// What every event of one handler shares: held once per handler, so that
+/// an event's context takes one count of it, not one each of the tag, the
+/// state and the application's handle, counts that the stream's thread
+/// takes and the workers give back for every event.
+pub(crate) struct Shared {
+    tag: Arc<str>,
+    state: Arc<StateMap>,
+    app: Option<AppHandle>,
+}
+
+impl Shared {
+    /// What the events of the handler bound to `tag` share.
+    pub(crate) fn new(tag: Arc<str>, state: Arc<StateMap>, app: AppHandle) -> Arc<Shared> {
+        Arc::new(Shared { tag, state, app: Some(app) })
+    }
+}
+
 struct Inner {
     id: Arc<str>,
-    tag: Arc<str>,
+    shared: Arc<Shared>,
     handler_name: &'static str,
     deadline: Option<SystemTime>,
     /// Set once, when the event is cancelled: the cancellation itself.
@@ -38,8 +55,6 @@ struct Inner {
     /// is an allocation of its own, which most events never need.
     token: OnceLock<CancellationToken>,
     trace_context: HashMap<String, String>,
-    state: Arc<StateMap>,
-    app: Option<AppHandle>,
     /// What the handler's guards gave when they allowed the event.
     identities: OnceLock<Identities>,
 }
@@ -56,32 +71,29 @@ impl Context {
         state: Arc<StateMap>,
         app: AppHandle,
     ) -> Self {
-        Self::build(id, tag, handler_name, deadline_unix_ms, trace_context, state, Some(app))
+        Self::of_handler(id, Shared::new(tag, state, app), handler_name, deadline_unix_ms, trace_context)
     }
 
-    fn build(
+    /// A context for one event of the handler whose events share `shared`.
+    pub(crate) fn of_handler(
         id: Arc<str>,
-        tag: Arc<str>,
+        shared: Arc<Shared>,
         handler_name: &'static str,
         deadline_unix_ms: i64,
         trace_context: HashMap<String, String>,
-        state: Arc<StateMap>,
-        app: Option<AppHandle>,
     ) -> Self {
         let deadline = crate::session::event_deadline(deadline_unix_ms)
             .map(|at| UNIX_EPOCH + Duration::from_millis(at.max(0) as u64));
         Context {
             inner: Arc::new(Inner {
                 id,
-                tag,
+                shared,
                 handler_name,
                 deadline,
                 reason: OnceLock::new(),
                 woken: Notify::new(),
                 token: OnceLock::new(),
                 trace_context,
-                state,
-                app,
                 identities: OnceLock::new(),
             }),
         }
@@ -90,7 +102,8 @@ impl Context {
     /// A context for calling a handler directly, outside any runtime: no
     /// deadline, not cancelled, no state.
     pub fn detached(tag: impl Into<String>) -> Self {
-        Context::build(Arc::from(""), Arc::from(tag.into()), "", 0, HashMap::new(), Arc::new(StateMap::default()), None)
+        let shared = Arc::new(Shared { tag: Arc::from(tag.into()), state: Arc::default(), app: None });
+        Context::of_handler(Arc::from(""), shared, "", 0, HashMap::new())
     }
 
     /// Keeps what the event's guards gave, once they all allowed it.
@@ -110,7 +123,7 @@ impl Context {
 
     /// The handler tag the event was dispatched to, such as `GET::/orders/{id}`.
     pub fn tag(&self) -> &str {
-        &self.inner.tag
+        &self.inner.shared.tag
     }
 
     /// The Rust name of the handler function running.
@@ -182,19 +195,19 @@ impl Context {
 
     /// Shared state of type `T`, when the application provided one.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
-        self.inner.state.get::<T>().map(State)
+        self.inner.shared.state.get::<T>().map(State)
     }
 
     /// The running application, to withhold or resize credit or shut down;
     /// `None` for a detached context.
     pub fn app(&self) -> Option<&AppHandle> {
-        self.inner.app.as_ref()
+        self.inner.shared.app.as_ref()
     }
 
     /// A sender of WebSocket messages on this handler's stream. Outside a
     /// runtime (a detached context), every send ends `Disconnected`.
     pub fn ws(&self) -> crate::websocket::WsSender {
-        match &self.inner.app {
+        match &self.inner.shared.app {
             Some(app) => app.ws_for(Some(Arc::clone(&self.inner.id))),
             None => crate::websocket::WsSender::disconnected(),
         }
@@ -215,7 +228,7 @@ impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
             .field("event_id", &self.inner.id)
-            .field("tag", &self.inner.tag)
+            .field("tag", &self.inner.shared.tag)
             .field("handler", &self.inner.handler_name)
             .field("deadline", &self.inner.deadline)
             .field("cancelled", &self.cancel_reason())

@@ -50,7 +50,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::codec::{self, Inbound};
 use crate::command::Command;
-use crate::context::{Context, StateMap};
+use crate::context::{Context, Shared, StateMap};
 use crate::handle::AppHandle;
 use crate::observe::Observer;
 use crate::registry::Registration;
@@ -281,7 +281,8 @@ async fn run_stream(
     let mut out = Some(out_tx);
     let mut closed_our_half = false;
     let mut running: FastMap<Arc<str>, Running> = FastMap::default();
-    let mut tags: Vec<Option<Arc<str>>> = vec![None; served.registrations.len()];
+    // What each handler's events share, made at its first event.
+    let mut shared: Vec<Option<Arc<Shared>>> = vec![None; served.registrations.len()];
     let mut generation: u64 = 0;
     let mut runners = Runners::new(served.app.clone(), served.handle.commands());
     // Senders waiting for their WsSendAck, by correlation id. Dropped with
@@ -314,15 +315,18 @@ async fn run_stream(
                     let span = observer.start(handler, registration, &id, &dispatch);
                     // A dispatch's tag is always its handler's bound tag: one
                     // copy per handler, shared by every context.
-                    let tag = tags[handler].get_or_insert_with(|| Arc::from(dispatch.handler_tag.as_str())).clone();
-                    let cx = Context::new(
+                    let shared = shared[handler]
+                        .get_or_insert_with(|| {
+                            let tag = Arc::from(dispatch.handler_tag.as_str());
+                            Shared::new(tag, Arc::clone(&served.state), served.handle.clone())
+                        })
+                        .clone();
+                    let cx = Context::of_handler(
                         Arc::clone(&id),
-                        tag,
+                        shared,
                         registration.origin.function,
                         dispatch.deadline_unix_ms,
                         std::mem::take(&mut dispatch.trace_context),
-                        Arc::clone(&served.state),
-                        served.handle.clone(),
                     );
                     let runner = runners.start(Job {
                         endpoint: Arc::clone(&registration.endpoint),
