@@ -93,6 +93,28 @@ pub mod consumer {
     }
 }
 
+/// An HTTP request made two ways, for the SDK's fuzz targets: decoded
+/// straight from its bytes, as handlers get one, and converted from prost's
+/// decoding.
+pub mod http {
+    use bytes::Bytes;
+    use celerity_proto::v1::HttpRequest;
+    use prost::DecodeError;
+
+    use crate::http::{HttpError, Request};
+
+    /// The request whose `HttpRequest` message is `bytes`, decoded as the
+    /// driver decodes one.
+    pub fn decode(bytes: Bytes) -> Result<Result<Request, HttpError>, DecodeError> {
+        Request::decode(bytes)
+    }
+
+    /// The request prost's decoding converts to.
+    pub fn from_wire(request: HttpRequest) -> Result<Request, HttpError> {
+        Request::from_wire(request)
+    }
+}
+
 /// An attribute's handler, of kind `K` with the argument types `Args` as
 /// written, and its kind's options.
 pub struct Probe<K: Kind, Args, F> {

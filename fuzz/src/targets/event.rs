@@ -9,27 +9,31 @@
 //!   fails when it is decoded; the one exception is nesting past prost's
 //!   recursion limit, which a source decoded on its own starts counting
 //!   two levels lower;
-//! - a consumer batch that arrived as one field decodes straight into the
-//!   SDK's batch, as handlers get it, to what prost's decoding of the same
-//!   bytes converts to, or fails with the same error.
+//! - a consumer batch or an HTTP request that arrived as one field decodes
+//!   straight into the SDK's batch or request, as handlers get it, to what
+//!   prost's decoding of the same bytes converts to (a request the SDK
+//!   refuses, refused the same), or fails with the same error.
 
-use celerity::__private::consumer;
+use std::collections::BTreeMap;
+
 use celerity::__private::session::{Event, LazySource};
+use celerity::__private::{consumer, http};
+use celerity::HandlerKind;
+use celerity::http::Request;
 use celerity::proto::prost::Message as _;
-use celerity::proto::v1::{ConsumerBatch, Dispatch, dispatch::Source};
+use celerity::proto::prost::bytes::Bytes;
+use celerity::proto::v1::{ConsumerBatch, Dispatch, HttpRequest, dispatch::Source};
 
 pub fn run(data: &[u8]) {
     let whole = Dispatch::decode(data);
     let head = Event::decode(data);
     if let Ok(Event { source: Some(source), .. }) = &head
-        && let Ok(bytes) = source.clone().into_consumer_bytes()
+        && let Ok((kind, bytes)) = source.clone().into_single()
     {
-        let direct = consumer::decode(bytes.clone());
-        let through_prost = ConsumerBatch::decode(bytes).map(consumer::from_wire);
-        match (direct, through_prost) {
-            (Ok(direct), Ok(through_prost)) => assert_eq!(direct, through_prost),
-            (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
-            (direct, through_prost) => panic!("decoded straight: {direct:?}; through prost: {through_prost:?}"),
+        match kind {
+            HandlerKind::Consumer => same_batch(bytes),
+            HandlerKind::Http => same_request(bytes),
+            _ => {}
         }
     }
     match (whole, head) {
@@ -59,4 +63,50 @@ pub fn run(data: &[u8]) {
         }
         (Err(_), Err(_)) => {}
     }
+}
+
+/// A consumer batch decoded straight, against prost's decoding converted.
+fn same_batch(bytes: Bytes) {
+    let direct = consumer::decode(bytes.clone());
+    let through_prost = ConsumerBatch::decode(bytes).map(consumer::from_wire);
+    match (direct, through_prost) {
+        (Ok(direct), Ok(through_prost)) => assert_eq!(direct, through_prost),
+        (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
+        (direct, through_prost) => panic!("decoded straight: {direct:?}; through prost: {through_prost:?}"),
+    }
+}
+
+/// An HTTP request decoded straight, against prost's decoding converted.
+fn same_request(bytes: Bytes) {
+    let direct = http::decode(bytes.clone());
+    let through_prost = HttpRequest::decode(bytes).map(http::from_wire);
+    match (direct, through_prost) {
+        (Ok(Ok(direct)), Ok(Ok(through_prost))) => assert_eq!(parts(&direct), parts(&through_prost)),
+        (Ok(Err(direct)), Ok(Err(through_prost))) => assert_eq!(direct.to_string(), through_prost.to_string()),
+        (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
+        (direct, through_prost) => panic!("decoded straight: {direct:?}; through prost: {through_prost:?}"),
+    }
+}
+
+/// What a handler can see of a request. Header values of one name come in
+/// the order of the wire map, which is a hash map's and so any order, when
+/// the runtime sent the name in more than one spelling: they are compared
+/// sorted.
+fn parts(request: &Request) -> impl PartialEq + std::fmt::Debug {
+    let mut headers: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    for (name, value) in request.headers() {
+        headers.entry(name.to_string()).or_default().push(value.as_bytes().to_vec());
+    }
+    headers.values_mut().for_each(|values| values.sort());
+    (
+        request.method().clone(),
+        request.path().to_string(),
+        request.route().to_string(),
+        request.path_params().clone(),
+        request.query().clone(),
+        headers,
+        request.source_ip(),
+        request.request_id().to_string(),
+        request.body().clone(),
+    )
 }

@@ -20,7 +20,7 @@ use prost::{DecodeError, Message};
 use super::batch::Batch;
 use super::record::{BatchMeta, RawRecord, RecordFields};
 use crate::session::record_room;
-use crate::text::Text;
+use crate::text::{Text, proto as text};
 
 impl Batch {
     /// The batch whose `ConsumerBatch` message is `bytes`, or why it does
@@ -51,69 +51,14 @@ struct WireBatch {
 #[derive(Debug, Default, Clone, PartialEq)]
 struct WireRecord(RecordFields);
 
-/// Merges a `string` field into `value` as `encoding::string::merge`
-/// does, copying the text into the thread's arena ([`Text::copied`])
-/// rather than into a `String` of its own.
-///
-/// When the whole field lies in the buffer's first chunk (always, for a
-/// frame's bytes) and is UTF-8, it is read here, taking exactly what prost
-/// would take. Anything else (another wire type, a length past the end, a
-/// varint that does not decode, text that is not UTF-8, a buffer in
-/// pieces) goes to prost's own decoding of a string, for its result and
-/// its error.
-fn merge_text(
-    wire_type: WireType,
-    value: &mut Text,
-    buf: &mut impl Buf,
-    ctx: DecodeContext,
-) -> Result<(), DecodeError> {
-    if wire_type == WireType::LengthDelimited {
-        let chunk = buf.chunk();
-        let mut rest = chunk;
-        if let Ok(len) = encoding::decode_varint(&mut rest)
-            && let Some(field) = usize::try_from(len).ok().and_then(|len| rest.get(..len))
-            && let Some(text) = utf8(field)
-        {
-            *value = Text::copied(text);
-            let taken = chunk.len() - rest.len() + field.len();
-            buf.advance(taken);
-            return Ok(());
-        }
-    }
-    let mut text = String::new();
-    let merged = encoding::string::merge(wire_type, &mut text, buf, ctx);
-    // Empty after an error, as prost leaves a string.
-    *value = Text::from(text);
-    merged
-}
-
-/// `bytes` as text, when they are UTF-8. Record ids, sources and event
-/// types are nearly always ASCII, which is checked a word at a time, far
-/// faster than UTF-8 is for short text.
-fn utf8(bytes: &[u8]) -> Option<&str> {
-    if bytes.is_ascii() {
-        // SAFETY: ASCII is UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
-    }
-    std::str::from_utf8(bytes).ok()
-}
-
-/// What prost's generated `merge_field` does with an error: names the field.
-fn named(message: &'static str, field: &'static str) -> impl FnOnce(DecodeError) -> DecodeError {
-    move |mut error| {
-        error.push(message, field);
-        error
-    }
-}
-
 impl Message for WireBatch {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         for record in &self.records {
             encoding::message::encode(1, record, buf);
         }
-        encode_text(2, &self.source_id, buf);
-        encode_text(3, &self.source_type, buf);
-        encode_bytes(4, &self.vendor, buf);
+        text::encode(2, &self.source_id, buf);
+        text::encode(3, &self.source_type, buf);
+        text::encode_bytes(4, &self.vendor, buf);
     }
 
     fn merge_field(
@@ -126,19 +71,19 @@ impl Message for WireBatch {
         const MESSAGE: &str = "ConsumerBatch";
         match tag {
             1 => encoding::message::merge_repeated(wire_type, &mut self.records, buf, ctx)
-                .map_err(named(MESSAGE, "records")),
-            2 => merge_text(wire_type, &mut self.source_id, buf, ctx).map_err(named(MESSAGE, "source_id")),
-            3 => merge_text(wire_type, &mut self.source_type, buf, ctx).map_err(named(MESSAGE, "source_type")),
-            4 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(named(MESSAGE, "vendor")),
+                .map_err(text::named(MESSAGE, "records")),
+            2 => text::merge(wire_type, &mut self.source_id, buf, ctx).map_err(text::named(MESSAGE, "source_id")),
+            3 => text::merge(wire_type, &mut self.source_type, buf, ctx).map_err(text::named(MESSAGE, "source_type")),
+            4 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor")),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         encoding::message::encoded_len_repeated(1, &self.records)
-            + text_len(2, &self.source_id)
-            + text_len(3, &self.source_type)
-            + bytes_len(4, &self.vendor)
+            + text::encoded_len(2, &self.source_id)
+            + text::encoded_len(3, &self.source_type)
+            + text::bytes_len(4, &self.vendor)
     }
 
     fn clear(&mut self) {
@@ -149,12 +94,12 @@ impl Message for WireBatch {
 impl Message for WireRecord {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         let fields = &self.0;
-        encode_text(1, &fields.message_id, buf);
-        encode_bytes(2, &fields.body, buf);
-        encode_text(3, &fields.source, buf);
-        encode_text(4, &fields.event_type, buf);
-        encode_bytes(5, &fields.attributes, buf);
-        encode_bytes(6, &fields.vendor, buf);
+        text::encode(1, &fields.message_id, buf);
+        text::encode_bytes(2, &fields.body, buf);
+        text::encode(3, &fields.source, buf);
+        text::encode(4, &fields.event_type, buf);
+        text::encode_bytes(5, &fields.attributes, buf);
+        text::encode_bytes(6, &fields.vendor, buf);
     }
 
     fn merge_field(
@@ -167,50 +112,32 @@ impl Message for WireRecord {
         const MESSAGE: &str = "ConsumerRecord";
         let fields = &mut self.0;
         match tag {
-            1 => merge_text(wire_type, &mut fields.message_id, buf, ctx).map_err(named(MESSAGE, "message_id")),
-            2 => encoding::bytes::merge(wire_type, &mut fields.body, buf, ctx).map_err(named(MESSAGE, "body")),
-            3 => merge_text(wire_type, &mut fields.source, buf, ctx).map_err(named(MESSAGE, "source")),
-            4 => merge_text(wire_type, &mut fields.event_type, buf, ctx).map_err(named(MESSAGE, "event_type")),
+            1 => text::merge(wire_type, &mut fields.message_id, buf, ctx).map_err(text::named(MESSAGE, "message_id")),
+            2 => encoding::bytes::merge(wire_type, &mut fields.body, buf, ctx).map_err(text::named(MESSAGE, "body")),
+            3 => text::merge(wire_type, &mut fields.source, buf, ctx).map_err(text::named(MESSAGE, "source")),
+            4 => text::merge(wire_type, &mut fields.event_type, buf, ctx).map_err(text::named(MESSAGE, "event_type")),
             5 => encoding::bytes::merge(wire_type, &mut fields.attributes, buf, ctx)
-                .map_err(named(MESSAGE, "attributes")),
-            6 => encoding::bytes::merge(wire_type, &mut fields.vendor, buf, ctx).map_err(named(MESSAGE, "vendor")),
+                .map_err(text::named(MESSAGE, "attributes")),
+            6 => {
+                encoding::bytes::merge(wire_type, &mut fields.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor"))
+            }
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         let fields = &self.0;
-        text_len(1, &fields.message_id)
-            + bytes_len(2, &fields.body)
-            + text_len(3, &fields.source)
-            + text_len(4, &fields.event_type)
-            + bytes_len(5, &fields.attributes)
-            + bytes_len(6, &fields.vendor)
+        text::encoded_len(1, &fields.message_id)
+            + text::bytes_len(2, &fields.body)
+            + text::encoded_len(3, &fields.source)
+            + text::encoded_len(4, &fields.event_type)
+            + text::bytes_len(5, &fields.attributes)
+            + text::bytes_len(6, &fields.vendor)
     }
 
     fn clear(&mut self) {
         *self = WireRecord::default();
     }
-}
-
-/// A `bytes` field, left out when empty as proto3 leaves it.
-fn encode_bytes(tag: u32, bytes: &Bytes, buf: &mut impl BufMut) {
-    if !bytes.is_empty() {
-        encoding::bytes::encode(tag, bytes, buf);
-    }
-}
-
-fn bytes_len(tag: u32, bytes: &Bytes) -> usize {
-    if bytes.is_empty() { 0 } else { encoding::bytes::encoded_len(tag, bytes) }
-}
-
-/// A `string` field: on the wire, a `bytes` field of UTF-8.
-fn encode_text(tag: u32, text: &Text, buf: &mut impl BufMut) {
-    encode_bytes(tag, text.as_bytes(), buf);
-}
-
-fn text_len(tag: u32, text: &Text) -> usize {
-    bytes_len(tag, text.as_bytes())
 }
 
 #[cfg(test)]

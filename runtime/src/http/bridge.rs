@@ -12,6 +12,7 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use super::{Body, Headers, HttpError, Params, Request, SourceIp, headers_to_wire};
 use crate::context::Context;
 use crate::error::Error;
+use crate::text::Text;
 
 /// What an `http::Request` made from a [`Request`] carries in its
 /// extensions: what the `http` types have no place for, so that the SDK
@@ -19,10 +20,10 @@ use crate::error::Error;
 /// [`Context`] is there too, for services that read it.
 #[derive(Clone)]
 pub(crate) struct Carried {
-    route: String,
+    route: Text,
     path_params: Params,
     source_ip: SourceIp,
-    request_id: String,
+    request_id: Text,
     /// The query as the runtime sent it, with the URI it was written into:
     /// a service that leaves the URI alone leaves the query as it came.
     query: Params,
@@ -119,11 +120,11 @@ where
     };
     let (route, path_params, source_ip, request_id) = match carried {
         Some(carried) => (carried.route, carried.path_params, carried.source_ip, carried.request_id),
-        None => (path.clone(), Params::new(), SourceIp::default(), String::new()),
+        None => (Text::from(path.clone()), Params::new(), SourceIp::default(), Text::default()),
     };
     Ok(Request {
         method: parts.method,
-        path,
+        path: Text::from(path),
         route,
         path_params,
         query,

@@ -31,6 +31,7 @@ mod params;
 mod path_shape;
 mod respond;
 mod service;
+mod wire;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -52,6 +53,9 @@ pub use kind::{HttpAnswer, HttpArgument};
 pub use params::Params;
 pub use respond::{IntoResponse, ResponseHeaders};
 pub use service::HttpService;
+
+use crate::text::Text;
+use wire::{WireRequest, WireValues};
 
 /// Header names as constants (`header::LOCATION`, `header::CONTENT_TYPE`,
 /// ...) and the header types, from the `http` crate.
@@ -107,13 +111,13 @@ pub type Response = http::Response<Bytes>;
 #[derive(Clone, Default)]
 pub struct Request {
     method: Method,
-    path: String,
-    route: String,
+    path: Text,
+    route: Text,
     path_params: Params,
     query: Params,
     headers: Headers,
     source_ip: SourceIp,
-    request_id: String,
+    request_id: Text,
     body: Bytes,
 }
 
@@ -122,7 +126,7 @@ pub struct Request {
 /// longer read.
 #[derive(Clone, Default)]
 struct Headers {
-    wire: HashMap<String, pb::Values>,
+    wire: HashMap<Text, WireValues>,
     map: OnceLock<HeaderMap>,
 }
 
@@ -157,8 +161,8 @@ impl Headers {
             // Several spellings of the name, merged in the map: let it say.
             return self.get().get(name).map(|value| value.to_str().unwrap_or(""));
         }
-        let value = values.values.iter().find(|value| value.bytes().all(is_valid_value_byte))?;
-        Some(if value.bytes().all(is_visible_ascii) { value } else { "" })
+        let value = values.0.iter().find(|value| value.bytes().all(is_valid_value_byte))?;
+        Some(if value.bytes().all(is_visible_ascii) { value.as_str() } else { "" })
     }
 }
 
@@ -175,14 +179,14 @@ fn is_visible_ascii(b: u8) -> bool {
 /// The wire header map as a [`HeaderMap`]. The runtime sends lower-case
 /// names; a name or value that is not valid HTTP cannot be represented and
 /// is left out, with a trace.
-fn header_map(wire: &HashMap<String, pb::Values>) -> HeaderMap {
+fn header_map(wire: &HashMap<Text, WireValues>) -> HeaderMap {
     let mut headers = HeaderMap::with_capacity(wire.len());
     for (name, values) in wire {
         let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
             tracing::debug!(header = %crate::excerpt::quoted(name), "dropping a request header whose name is not valid HTTP");
             continue;
         };
-        for value in &values.values {
+        for value in &values.0 {
             match HeaderValue::from_str(value) {
                 Ok(value) => {
                     headers.append(name.clone(), value);
@@ -200,7 +204,7 @@ fn header_map(wire: &HashMap<String, pb::Values>) -> HeaderMap {
 /// The caller's address: as the runtime sent it, parsed when asked for.
 #[derive(Clone)]
 enum SourceIp {
-    Wire(String),
+    Wire(Text),
     Known(Option<IpAddr>),
 }
 
@@ -245,7 +249,7 @@ impl Request {
     /// assert_eq!(request.route(), "/orders/42");
     /// ```
     pub fn new(method: Method, path: impl Into<String>) -> Self {
-        let path = path.into();
+        let path = Text::from(path.into());
         Request { method, route: path.clone(), path, ..Request::default() }
     }
 
@@ -254,6 +258,12 @@ impl Request {
     /// id of `%20` into a space. The headers and the source address are
     /// converted when first asked for.
     pub(crate) fn from_wire(request: pb::HttpRequest) -> Result<Self, HttpError> {
+        Request::from_decoded(WireRequest::from(request))
+    }
+
+    /// The request a decoded `HttpRequest` stands for (see
+    /// [`Request::from_wire`]).
+    fn from_decoded(request: WireRequest) -> Result<Self, HttpError> {
         let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| {
             HttpError::bad_request(format!("invalid HTTP method {}", crate::excerpt::quoted(&request.method)))
         })?;
@@ -287,12 +297,12 @@ impl Request {
 
     /// The path as requested, still percent-encoded, without the query.
     pub fn path(&self) -> &str {
-        &self.path
+        self.path.as_str()
     }
 
     /// The route template that matched, such as `/orders/{id}`.
     pub fn route(&self) -> &str {
-        &self.route
+        self.route.as_str()
     }
 
     /// Path parameters, in the order of the route, as the runtime decoded
@@ -319,7 +329,7 @@ impl Request {
 
     /// The runtime's id for the request.
     pub fn request_id(&self) -> &str {
-        &self.request_id
+        self.request_id.as_str()
     }
 
     /// The body.
@@ -334,7 +344,7 @@ impl Request {
 
     /// Sets the matched route.
     pub fn with_route(mut self, route: impl Into<String>) -> Self {
-        self.route = route.into();
+        self.route = Text::from(route.into());
         self
     }
 
@@ -378,7 +388,7 @@ impl Request {
 
     /// Sets the request id.
     pub fn with_request_id(mut self, id: impl Into<String>) -> Self {
-        self.request_id = id.into();
+        self.request_id = Text::from(id.into());
         self
     }
 
@@ -399,8 +409,8 @@ impl Request {
 }
 
 /// The wire's parameter map, each name with its values.
-fn values(map: HashMap<String, pb::Values>) -> impl Iterator<Item = (String, Vec<String>)> {
-    map.into_iter().map(|(name, values)| (name, values.values))
+fn values(map: HashMap<Text, WireValues>) -> impl Iterator<Item = (String, Vec<String>)> {
+    map.into_iter().map(|(name, values)| (name.to_string(), values.0.iter().map(Text::to_string).collect()))
 }
 
 /// Converts a response to the wire, keeping every header value. A status the

@@ -11,10 +11,13 @@ use celerity_proto::v1::Dispatch;
 use celerity_proto::v1::{dispatch::Source, result::Outcome};
 use prost::DecodeError;
 
-use super::{Handler, Kind};
+use super::{Handler, IntoAnswer, Kind};
+use bytes::Bytes;
+
 use crate::consumer::Batch;
 use crate::context::Context;
-use crate::kind;
+use crate::http::{Http, Request};
+use crate::kind::{self, HandlerKind};
 use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
 use crate::session::{LazySource, in_source};
@@ -97,24 +100,55 @@ pub(crate) async fn start(
     source: Option<LazySource>,
     cx: Context,
 ) -> Result<Outcome, DecodeError> {
-    let call = match source.map(LazySource::into_consumer_bytes) {
-        // A consumer batch becomes the SDK's `Batch` either way (`call`
-        // with its source converts it, and serves it as `call_payload`
-        // does); decoded straight into one, its text takes no `String` per
-        // field (see `consumer::wire`).
-        Some(Ok(batch)) => {
-            let batch = Batch::decode(batch).map_err(in_source)?;
-            guarded(|| endpoint.call_payload(Payload::Consumer(batch), cx))
-        }
-        Some(Err(source)) => {
-            let source = source.decode()?;
-            guarded(|| endpoint.call(Some(source), cx))
-        }
-        None => guarded(|| endpoint.call(None, cx)),
+    let source = match source.map(LazySource::into_single) {
+        Some(Ok((kind, bytes))) => match straight(kind, bytes)? {
+            Straight::Payload(payload) => return Ok(answer(guarded(|| endpoint.call_payload(payload, cx))).await),
+            Straight::Answered(outcome) => return Ok(outcome),
+            Straight::Not(kind, bytes) => Some(LazySource::encoded(kind, bytes).decode()?),
+        },
+        Some(Err(source)) => Some(source.decode()?),
+        None => None,
     };
-    Ok(match call {
+    Ok(answer(guarded(|| endpoint.call(source, cx))).await)
+}
+
+/// The outcome of a handler's call: its future's, panics caught, or the
+/// answer given instead of calling it.
+async fn answer(call: Result<HandlerFuture, Outcome>) -> Outcome {
+    match call {
         Ok(future) => CatchPanic { future }.await,
         Err(outcome) => outcome,
+    }
+}
+
+/// A source decoded straight from its bytes.
+// Made once per event and matched at once: boxing the payload would be an
+// allocation per event for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Straight {
+    /// Into the payload its handler gets.
+    Payload(Payload),
+    /// Into the answer every handler of its kind gives it, with none called:
+    /// a request the SDK cannot read.
+    Answered(Outcome),
+    /// Not: a kind with no decoder of the SDK's own.
+    Not(HandlerKind, Bytes),
+}
+
+/// The source of `kind` whose bytes are `bytes`, decoded straight into the
+/// payload its handler gets, for the kinds with a decoder of the SDK's own
+/// (`http::wire`, `consumer::wire`). A source becomes that payload either
+/// way: `Endpoint::call` converts a decoded source into one (and answers a
+/// request it cannot read as below) and serves it as `call_payload` does.
+/// Decoded straight, its text takes no `String` per field.
+fn straight(kind: HandlerKind, bytes: Bytes) -> Result<Straight, DecodeError> {
+    Ok(match kind {
+        HandlerKind::Consumer => Straight::Payload(Payload::Consumer(Batch::decode(bytes).map_err(in_source)?)),
+        HandlerKind::Http => match Request::decode(bytes).map_err(in_source)? {
+            Ok(request) => Straight::Payload(Payload::Http(request)),
+            Err(rejection) => Straight::Answered(IntoAnswer::<Http>::into_answer(rejection)),
+        },
+        _ => Straight::Not(kind, bytes),
     })
 }
 

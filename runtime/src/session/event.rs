@@ -26,6 +26,7 @@ use prost::encoding::{self, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
 use crate::kind::HandlerKind;
+use crate::text::proto;
 
 /// A `Dispatch` with its source not yet decoded (see the module docs).
 /// Decodes from a `Dispatch`'s bytes, and converts from a decoded one.
@@ -119,14 +120,12 @@ impl LazySource {
         merged(source, kind, bytes)
     }
 
-    /// The bytes of a consumer batch that arrived as one field, to be
-    /// decoded as the SDK's own batch (see `consumer::wire`); any other
-    /// source given back.
-    pub fn into_consumer_bytes(self) -> Result<Bytes, LazySource> {
+    /// The kind and the bytes of a source that arrived as one field and is
+    /// not decoded yet, for a decoder of the SDK's own (`consumer::wire`,
+    /// `http::wire`); any other source given back.
+    pub fn into_single(self) -> Result<(HandlerKind, Bytes), LazySource> {
         match self {
-            LazySource::Encoded(Encoded { kind: HandlerKind::Consumer, bytes, earlier }) if earlier.is_empty() => {
-                Ok(bytes)
-            }
+            LazySource::Encoded(Encoded { kind, bytes, earlier }) if earlier.is_empty() => Ok((kind, bytes)),
             other => Err(other),
         }
     }
@@ -188,9 +187,8 @@ fn merged(source: Option<Source>, kind: HandlerKind, bytes: Bytes) -> Result<Sou
 
 /// `error`, from decoding a source, as decoding the whole `Dispatch` names
 /// it.
-pub(crate) fn in_source(mut error: DecodeError) -> DecodeError {
-    error.push("Dispatch", "source");
-    error
+pub(crate) fn in_source(error: DecodeError) -> DecodeError {
+    proto::named("Dispatch", "source")(error)
 }
 
 /// How many records to make room for before decoding the consumer batch
@@ -279,12 +277,7 @@ impl Message for Event {
         buf: &mut impl Buf,
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
-        let named = |field: &'static str| {
-            move |mut error: DecodeError| {
-                error.push("Dispatch", field);
-                error
-            }
-        };
+        let named = |field: &'static str| proto::named("Dispatch", field);
         if let Some(kind) = source_kind(tag) {
             let mut bytes = Bytes::new();
             encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
