@@ -97,6 +97,8 @@ pub mod consumer {
 /// straight from its bytes, as handlers get one, and converted from prost's
 /// decoding.
 pub mod http {
+    use std::collections::BTreeMap;
+
     use bytes::Bytes;
     use celerity_proto::v1::HttpRequest;
     use prost::DecodeError;
@@ -112,6 +114,29 @@ pub mod http {
     /// The request prost's decoding converts to.
     pub fn from_wire(request: HttpRequest) -> Result<Request, HttpError> {
         Request::from_wire(request)
+    }
+
+    /// What a handler can see of `request`, to compare two. Header values
+    /// of one name come in the order of the wire map, which is a hash
+    /// map's and so any order, when the runtime sent the name in more than
+    /// one spelling: they are sorted.
+    pub fn parts(request: &Request) -> impl PartialEq + std::fmt::Debug + use<> {
+        let mut headers: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+        for (name, value) in request.headers() {
+            headers.entry(name.to_string()).or_default().push(value.as_bytes().to_vec());
+        }
+        headers.values_mut().for_each(|values| values.sort());
+        (
+            request.method().clone(),
+            request.path().to_string(),
+            request.route().to_string(),
+            request.path_params().clone(),
+            request.query().clone(),
+            headers,
+            request.source_ip(),
+            request.request_id().to_string(),
+            request.body().clone(),
+        )
     }
 }
 

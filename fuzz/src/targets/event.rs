@@ -14,12 +14,9 @@
 //!   prost's decoding of the same bytes converts to (a request the SDK
 //!   refuses, refused the same), or fails with the same error.
 
-use std::collections::BTreeMap;
-
 use celerity::__private::session::{Event, LazySource};
 use celerity::__private::{consumer, http};
 use celerity::HandlerKind;
-use celerity::http::Request;
 use celerity::proto::prost::Message as _;
 use celerity::proto::prost::bytes::Bytes;
 use celerity::proto::v1::{ConsumerBatch, Dispatch, HttpRequest, dispatch::Source};
@@ -81,32 +78,9 @@ fn same_request(bytes: Bytes) {
     let direct = http::decode(bytes.clone());
     let through_prost = HttpRequest::decode(bytes).map(http::from_wire);
     match (direct, through_prost) {
-        (Ok(Ok(direct)), Ok(Ok(through_prost))) => assert_eq!(parts(&direct), parts(&through_prost)),
+        (Ok(Ok(direct)), Ok(Ok(through_prost))) => assert_eq!(http::parts(&direct), http::parts(&through_prost)),
         (Ok(Err(direct)), Ok(Err(through_prost))) => assert_eq!(direct.to_string(), through_prost.to_string()),
         (Err(direct), Err(through_prost)) => assert_eq!(direct.to_string(), through_prost.to_string()),
         (direct, through_prost) => panic!("decoded straight: {direct:?}; through prost: {through_prost:?}"),
     }
-}
-
-/// What a handler can see of a request. Header values of one name come in
-/// the order of the wire map, which is a hash map's and so any order, when
-/// the runtime sent the name in more than one spelling: they are compared
-/// sorted.
-fn parts(request: &Request) -> impl PartialEq + std::fmt::Debug {
-    let mut headers: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
-    for (name, value) in request.headers() {
-        headers.entry(name.to_string()).or_default().push(value.as_bytes().to_vec());
-    }
-    headers.values_mut().for_each(|values| values.sort());
-    (
-        request.method().clone(),
-        request.path().to_string(),
-        request.route().to_string(),
-        request.path_params().clone(),
-        request.query().clone(),
-        headers,
-        request.source_ip(),
-        request.request_id().to_string(),
-        request.body().clone(),
-    )
 }

@@ -145,6 +145,7 @@ mod tests {
     use celerity_proto::v1 as pb;
 
     use super::*;
+    use crate::text::proto::tests::field;
 
     /// Decoded straight into a batch, and through prost's `ConsumerBatch`,
     /// `bytes` give the same batch, or the same error.
@@ -176,13 +177,6 @@ mod tests {
             source_type: "queue".to_string(),
             vendor: Bytes::from_static(b"batch vendor"),
         }
-    }
-
-    /// A length-delimited field.
-    fn field(tag: u32, contents: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        encoding::bytes::encode(tag, &Bytes::copy_from_slice(contents), &mut out);
-        out
     }
 
     #[test]

@@ -183,30 +183,9 @@ impl Message for WireRequest {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-
-    /// What a handler can see of a request; header values of one name
-    /// sorted (see the `event` fuzz target).
-    fn parts(request: &Request) -> impl PartialEq + std::fmt::Debug {
-        let mut headers: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
-        for (name, value) in request.headers() {
-            headers.entry(name.to_string()).or_default().push(value.as_bytes().to_vec());
-        }
-        headers.values_mut().for_each(|values| values.sort());
-        (
-            request.method().clone(),
-            request.path().to_string(),
-            request.route().to_string(),
-            request.path_params().clone(),
-            request.query().clone(),
-            headers,
-            request.source_ip(),
-            request.request_id().to_string(),
-            request.body().clone(),
-        )
-    }
+    use crate::__private::http::parts;
+    use crate::text::proto::tests::field;
 
     /// Decoded straight into a request, and through prost's `HttpRequest`,
     /// `bytes` give the same request, the same refusal, or the same error.
@@ -241,13 +220,6 @@ mod tests {
             request_id: "req-1".into(),
             body: Bytes::from_static(b"{\"a\":1}"),
         }
-    }
-
-    /// A length-delimited field.
-    fn field(tag: u32, contents: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        encoding::bytes::encode(tag, &Bytes::copy_from_slice(contents), &mut out);
-        out
     }
 
     #[test]

@@ -99,3 +99,15 @@ pub(crate) fn encode(tag: u32, text: &Text, buf: &mut impl BufMut) {
 pub(crate) fn encoded_len(tag: u32, text: &Text) -> usize {
     bytes_len(tag, text.as_bytes())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A length-delimited field, for the decoders' tests.
+    pub(crate) fn field(tag: u32, contents: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encoding::bytes::encode(tag, &Bytes::copy_from_slice(contents), &mut out);
+        out
+    }
+}
