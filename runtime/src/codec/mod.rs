@@ -1,7 +1,8 @@
 //! How frames cross the event stream.
 //!
-//! What this process sends is encoded by prost, as tonic's generated client
-//! would encode it. What it receives is taken off the stream whole and only
+//! What this process sends is encoded as prost encodes it, as tonic's
+//! generated client would, but for the `bytes` fields of answers and
+//! WebSocket messages ([`outbound`]). What it receives is taken off the stream whole and only
 //! then decoded: tonic's own codec ends the stream on the first frame that
 //! does not decode, taking every event in flight with it, whereas the
 //! stream's framing (a length before each frame) is intact and the frames
@@ -22,6 +23,8 @@ use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
 
 use crate::session::Event;
+
+mod outbound;
 
 /// The protocol's one method.
 const SERVICE: &str = "celerity.runtime.v1.HandlerRuntimeService";
@@ -102,7 +105,7 @@ impl Encoder for FrameEncoder {
     fn encode(&mut self, item: HandlerMessage, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
         // The buffer grows as needed: `encode` would only measure the
         // message a second time to check that it fits.
-        item.encode_raw(buf);
+        outbound::encode(&item, buf);
         Ok(())
     }
 }

@@ -1,0 +1,189 @@
+//! The frames this process sends, encoded as prost encodes them but for the
+//! `bytes` fields of answers and WebSocket messages, which are written from
+//! where they are.
+//!
+//! prost writes a `bytes` field by cloning its `Bytes` and appending the
+//! clone, and a `Bytes` made from a `Vec` or a `String` (a JSON answer's
+//! body, a text message) allocates on its first clone: one allocation per
+//! answer, and one per WebSocket message, on the stream's thread. Here those
+//! fields are written as slices, and every other field through prost's own
+//! encoding, in the order prost's generated code writes them; a test checks
+//! the bytes against prost's for every shape of frame.
+
+use bytes::{BufMut, Bytes};
+use celerity_proto::v1::{self as pb, HandlerMessage, handler_message::Frame, result::Outcome};
+use prost::Message as _;
+use prost::encoding::{self, WireType};
+
+/// `message`, as its `encode_raw` writes it.
+pub(super) fn encode(message: &HandlerMessage, buf: &mut impl BufMut) {
+    match &message.frame {
+        Some(Frame::Result(result)) => {
+            nested(2, result.encoded_len(), buf);
+            result_raw(result, buf);
+        }
+        Some(Frame::WsSend(send)) => {
+            nested(4, send.encoded_len(), buf);
+            ws_send_raw(send, buf);
+        }
+        _ => message.encode_raw(buf),
+    }
+}
+
+/// The key and length of a message field of `len` bytes.
+fn nested(tag: u32, len: usize, buf: &mut impl BufMut) {
+    encoding::encode_key(tag, WireType::LengthDelimited, buf);
+    encoding::encode_varint(len as u64, buf);
+}
+
+/// A `bytes` field, left out when empty, its contents written in place.
+fn bytes_field(tag: u32, bytes: &Bytes, buf: &mut impl BufMut) {
+    if !bytes.is_empty() {
+        nested(tag, bytes.len(), buf);
+        buf.put_slice(bytes);
+    }
+}
+
+fn string_field(tag: u32, text: &String, buf: &mut impl BufMut) {
+    if !text.is_empty() {
+        encoding::string::encode(tag, text, buf);
+    }
+}
+
+fn result_raw(result: &pb::Result, buf: &mut impl BufMut) {
+    string_field(1, &result.id, buf);
+    if result.credit_grant != 0 {
+        encoding::uint32::encode(2, &result.credit_grant, buf);
+    }
+    match &result.outcome {
+        Some(Outcome::Http(response)) => {
+            nested(10, response.encoded_len(), buf);
+            http_response_raw(response, buf);
+        }
+        Some(outcome) => outcome.encode(buf),
+        None => {}
+    }
+}
+
+fn http_response_raw(response: &pb::HttpResponse, buf: &mut impl BufMut) {
+    if response.status != 0 {
+        encoding::uint32::encode(1, &response.status, buf);
+    }
+    encoding::hash_map::encode(
+        encoding::string::encode,
+        encoding::string::encoded_len,
+        encoding::message::encode,
+        encoding::message::encoded_len,
+        2,
+        &response.headers,
+        buf,
+    );
+    bytes_field(3, &response.body, buf);
+}
+
+fn ws_send_raw(send: &pb::WsSend, buf: &mut impl BufMut) {
+    string_field(1, &send.correlation_id, buf);
+    for message in &send.messages {
+        nested(2, message.encoded_len(), buf);
+        ws_outbound_raw(message, buf);
+    }
+}
+
+fn ws_outbound_raw(message: &pb::WsOutbound, buf: &mut impl BufMut) {
+    string_field(1, &message.connection_id, buf);
+    bytes_field(2, &message.message, buf);
+    if message.is_binary {
+        encoding::bool::encode(3, &message.is_binary, buf);
+    }
+    encoding::string::encode_repeated(4, &message.inform_clients_on_loss, buf);
+    string_field(5, &message.message_id, buf);
+    string_field(6, &message.caller, buf);
+    if message.wait_for_ack {
+        encoding::bool::encode(7, &message.wait_for_ack, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn ours(message: &HandlerMessage) -> Vec<u8> {
+        let mut buf = Vec::new();
+        encode(message, &mut buf);
+        buf
+    }
+
+    fn same(frame: Frame) {
+        let message = HandlerMessage { frame: Some(frame) };
+        assert_eq!(ours(&message), message.encode_to_vec(), "{message:?}");
+    }
+
+    fn values(values: &[&str]) -> pb::Values {
+        pb::Values { values: values.iter().map(|value| value.to_string()).collect() }
+    }
+
+    fn result(outcome: Option<Outcome>) -> pb::Result {
+        pb::Result { id: "ev-1".into(), credit_grant: 1, outcome }
+    }
+
+    #[test]
+    fn answers_are_the_bytes_prost_writes() {
+        let headers = HashMap::from([
+            ("content-type".to_string(), values(&["application/json"])),
+            ("set-cookie".to_string(), values(&["a=1", "", "b=2"])),
+            ("x-empty".to_string(), values(&[])),
+        ]);
+        let bodies = [Bytes::new(), Bytes::from(String::from("{\"ok\":true}")), Bytes::from(vec![7u8; 70_000])];
+        for body in bodies {
+            for headers in [HashMap::new(), headers.clone()] {
+                for status in [0, 200, 404] {
+                    let response = pb::HttpResponse { status, headers: headers.clone(), body: body.clone() };
+                    same(Frame::Result(result(Some(Outcome::Http(response)))));
+                }
+            }
+        }
+        same(Frame::Result(pb::Result::default()));
+        same(Frame::Result(result(None)));
+        same(Frame::Result(pb::Result {
+            id: String::new(),
+            credit_grant: 0,
+            outcome: Some(Outcome::Http(Default::default())),
+        }));
+        let error = pb::HandlerError { message: "no".into(), r#type: "Bad".into(), stack: String::new() };
+        same(Frame::Result(result(Some(Outcome::Error(error)))));
+        let batch = pb::BatchResult {
+            failures: vec![pb::RecordFailure { message_id: "m-1".into(), error_message: "bad".into() }],
+            ..Default::default()
+        };
+        same(Frame::Result(result(Some(Outcome::Consumer(batch)))));
+        same(Frame::Result(result(Some(Outcome::Websocket(pb::Ack { success: true, ..Default::default() })))));
+    }
+
+    #[test]
+    fn websocket_sends_are_the_bytes_prost_writes() {
+        let full = pb::WsOutbound {
+            connection_id: "c-1".into(),
+            message: Bytes::from(String::from("{\"event\":\"hi\"}")),
+            is_binary: true,
+            inform_clients_on_loss: vec!["c-2".into(), String::new()],
+            message_id: "m-1".into(),
+            caller: "c-0".into(),
+            wait_for_ack: true,
+        };
+        let messages =
+            vec![full, pb::WsOutbound::default(), pb::WsOutbound { connection_id: "c-3".into(), ..Default::default() }];
+        same(Frame::WsSend(pb::WsSend { correlation_id: "s-1".into(), messages }));
+        same(Frame::WsSend(pb::WsSend::default()));
+    }
+
+    #[test]
+    fn every_other_frame_is_prosts_own() {
+        same(Frame::Credit(pb::CreditGrant { additional: 3 }));
+        same(Frame::Draining(pb::Draining::default()));
+        same(Frame::Ready(pb::Ready::default()));
+        let message = HandlerMessage { frame: None };
+        assert_eq!(ours(&message), message.encode_to_vec());
+    }
+}
