@@ -40,17 +40,13 @@ pub(crate) struct BatchMeta {
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawRecord {
-    pub(crate) message_id: Text,
-    body: Bytes,
-    source: Text,
-    event_type: Text,
-    attributes: Bytes,
-    vendor: Bytes,
+    fields: RecordFields,
     pub(crate) batch: Arc<BatchMeta>,
 }
 
-/// A record's fields as they arrived, before it is given its batch.
-#[derive(Debug, Default, Clone, PartialEq)]
+/// A record's fields as they arrived, the wire's `ConsumerRecord`, before
+/// it is given its batch.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct RecordFields {
     pub(crate) message_id: Text,
     pub(crate) body: Bytes,
@@ -65,38 +61,32 @@ impl RawRecord {
     /// in a test. It belongs to no batch until given to
     /// [`crate::consumer::Batch::new`].
     pub fn new(message_id: impl Into<String>, body: impl Into<Bytes>) -> Self {
-        RawRecord {
-            message_id: Text::from(message_id.into()),
-            body: body.into(),
-            source: Text::default(),
-            event_type: Text::default(),
-            attributes: Bytes::new(),
-            vendor: Bytes::new(),
-            batch: Arc::default(),
-        }
+        let fields =
+            RecordFields { message_id: Text::from(message_id.into()), body: body.into(), ..Default::default() };
+        RawRecord { fields, batch: Arc::default() }
     }
 
     /// Sets the source.
     pub fn with_source(mut self, source: impl Into<String>) -> Self {
-        self.source = Text::from(source.into());
+        self.fields.source = Text::from(source.into());
         self
     }
 
     /// Sets the event type.
     pub fn with_event_type(mut self, event_type: impl Into<String>) -> Self {
-        self.event_type = Text::from(event_type.into());
+        self.fields.event_type = Text::from(event_type.into());
         self
     }
 
     /// Sets the attributes.
     pub fn with_attributes(mut self, attributes: impl Into<Bytes>) -> Self {
-        self.attributes = attributes.into();
+        self.fields.attributes = attributes.into();
         self
     }
 
     /// Sets the vendor data.
     pub fn with_vendor(mut self, vendor: impl Into<Bytes>) -> Self {
-        self.vendor = vendor.into();
+        self.fields.vendor = vendor.into();
         self
     }
 
@@ -113,50 +103,49 @@ impl RawRecord {
     }
 
     pub(crate) fn from_fields(fields: RecordFields, batch: &Arc<BatchMeta>) -> Self {
-        let RecordFields { message_id, body, source, event_type, attributes, vendor } = fields;
-        RawRecord { message_id, body, source, event_type, attributes, vendor, batch: Arc::clone(batch) }
+        RawRecord { fields, batch: Arc::clone(batch) }
     }
 
     /// The id the record arrived with: the one a failure names.
     pub fn message_id(&self) -> &str {
-        self.message_id.as_str()
+        self.fields.message_id.as_str()
     }
 
     /// The body as the runtime sent it.
     pub fn body(&self) -> &Bytes {
-        &self.body
+        &self.fields.body
     }
 
     /// Takes the body.
     pub fn into_body(self) -> Bytes {
-        self.body
+        self.fields.body
     }
 
     /// Where the record came from, as the source names it (such as a queue
     /// or topic address).
     pub fn source(&self) -> &str {
-        self.source.as_str()
+        self.fields.source.as_str()
     }
 
     /// The record's event type, when the source gives one.
     pub fn event_type(&self) -> &str {
-        self.event_type.as_str()
+        self.fields.event_type.as_str()
     }
 
     /// The record's attributes as the runtime sent them.
     pub fn attributes(&self) -> &Bytes {
-        &self.attributes
+        &self.fields.attributes
     }
 
     /// The attributes deserialized from JSON into `A`. Empty attributes read
     /// as `null`, so `Option<A>` takes them.
     pub fn attributes_json<A: DeserializeOwned>(&self) -> Result<A, JsonError> {
-        decode_json_input(&self.attributes, "the record's attributes")
+        decode_json_input(&self.fields.attributes, "the record's attributes")
     }
 
     /// The source's own data about the record, as the runtime sent it.
     pub fn vendor(&self) -> &Bytes {
-        &self.vendor
+        &self.fields.vendor
     }
 
     /// The id of the source the batch came from.
@@ -172,7 +161,7 @@ impl RawRecord {
     /// The body deserialized from JSON into `T`; an error names the field
     /// that does not fit.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, JsonError> {
-        decode_json(&self.body, RECORD_BODY)
+        decode_json(&self.fields.body, RECORD_BODY)
     }
 
     /// The record with its body decoded from JSON as `T`.
@@ -197,12 +186,12 @@ impl RawRecord {
 impl fmt::Debug for RawRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RawRecord")
-            .field("message_id", &self.message_id)
-            .field("body", &self.body)
-            .field("source", &self.source)
-            .field("event_type", &self.event_type)
-            .field("attributes", &self.attributes)
-            .field("vendor", &self.vendor)
+            .field("message_id", &self.fields.message_id)
+            .field("body", &self.fields.body)
+            .field("source", &self.fields.source)
+            .field("event_type", &self.fields.event_type)
+            .field("attributes", &self.fields.attributes)
+            .field("vendor", &self.fields.vendor)
             .finish()
     }
 }

@@ -38,11 +38,11 @@ struct Ids {
 
 impl Ids {
     fn of(records: &[RawRecord]) -> Self {
-        let mut text = String::with_capacity(records.iter().map(|record| record.message_id.len()).sum());
+        let mut text = String::with_capacity(records.iter().map(|record| record.message_id().len()).sum());
         let ends = records
             .iter()
             .map(|record| {
-                text.push_str(&record.message_id);
+                text.push_str(record.message_id());
                 text.len()
             })
             .collect();
@@ -85,7 +85,7 @@ where
         if not_run.peek().is_some() {
             let message = not_processed(&cx);
             for (_, record) in not_run {
-                outcome.fail_id(&record.message_id, message.clone());
+                outcome.fail_id(record.message_id(), message.clone());
             }
         }
         return outcome.into_outcome();

@@ -33,7 +33,7 @@ impl Batch {
             source_type: wire.source_type.as_str().to_owned(),
             vendor: wire.vendor,
         });
-        let records = wire.records.into_iter().map(|record| RawRecord::from_fields(record.0, &meta)).collect();
+        let records = wire.records.into_iter().map(|record| RawRecord::from_fields(record, &meta)).collect();
         Ok(Batch::of(meta, records))
     }
 }
@@ -41,15 +41,11 @@ impl Batch {
 /// `ConsumerBatch`, its text kept in the bytes it arrived in.
 #[derive(Debug, Default)]
 struct WireBatch {
-    records: Vec<WireRecord>,
+    records: Vec<RecordFields>,
     source_id: Text,
     source_type: Text,
     vendor: Bytes,
 }
-
-/// `ConsumerRecord`, likewise.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct WireRecord(RecordFields);
 
 impl Message for WireBatch {
     fn encode_raw(&self, buf: &mut impl BufMut) {
@@ -91,15 +87,15 @@ impl Message for WireBatch {
     }
 }
 
-impl Message for WireRecord {
+/// `ConsumerRecord`, its text in the arena like the batch's.
+impl Message for RecordFields {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        let fields = &self.0;
-        text::encode(1, &fields.message_id, buf);
-        text::encode_bytes(2, &fields.body, buf);
-        text::encode(3, &fields.source, buf);
-        text::encode(4, &fields.event_type, buf);
-        text::encode_bytes(5, &fields.attributes, buf);
-        text::encode_bytes(6, &fields.vendor, buf);
+        text::encode(1, &self.message_id, buf);
+        text::encode_bytes(2, &self.body, buf);
+        text::encode(3, &self.source, buf);
+        text::encode(4, &self.event_type, buf);
+        text::encode_bytes(5, &self.attributes, buf);
+        text::encode_bytes(6, &self.vendor, buf);
     }
 
     fn merge_field(
@@ -110,33 +106,29 @@ impl Message for WireRecord {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         const MESSAGE: &str = "ConsumerRecord";
-        let fields = &mut self.0;
         match tag {
-            1 => text::merge(wire_type, &mut fields.message_id, buf, ctx).map_err(text::named(MESSAGE, "message_id")),
-            2 => encoding::bytes::merge(wire_type, &mut fields.body, buf, ctx).map_err(text::named(MESSAGE, "body")),
-            3 => text::merge(wire_type, &mut fields.source, buf, ctx).map_err(text::named(MESSAGE, "source")),
-            4 => text::merge(wire_type, &mut fields.event_type, buf, ctx).map_err(text::named(MESSAGE, "event_type")),
-            5 => encoding::bytes::merge(wire_type, &mut fields.attributes, buf, ctx)
+            1 => text::merge(wire_type, &mut self.message_id, buf, ctx).map_err(text::named(MESSAGE, "message_id")),
+            2 => encoding::bytes::merge(wire_type, &mut self.body, buf, ctx).map_err(text::named(MESSAGE, "body")),
+            3 => text::merge(wire_type, &mut self.source, buf, ctx).map_err(text::named(MESSAGE, "source")),
+            4 => text::merge(wire_type, &mut self.event_type, buf, ctx).map_err(text::named(MESSAGE, "event_type")),
+            5 => encoding::bytes::merge(wire_type, &mut self.attributes, buf, ctx)
                 .map_err(text::named(MESSAGE, "attributes")),
-            6 => {
-                encoding::bytes::merge(wire_type, &mut fields.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor"))
-            }
+            6 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor")),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        let fields = &self.0;
-        text::encoded_len(1, &fields.message_id)
-            + text::bytes_len(2, &fields.body)
-            + text::encoded_len(3, &fields.source)
-            + text::encoded_len(4, &fields.event_type)
-            + text::bytes_len(5, &fields.attributes)
-            + text::bytes_len(6, &fields.vendor)
+        text::encoded_len(1, &self.message_id)
+            + text::bytes_len(2, &self.body)
+            + text::encoded_len(3, &self.source)
+            + text::encoded_len(4, &self.event_type)
+            + text::bytes_len(5, &self.attributes)
+            + text::bytes_len(6, &self.vendor)
     }
 
     fn clear(&mut self) {
-        *self = WireRecord::default();
+        *self = RecordFields::default();
     }
 }
 
@@ -209,7 +201,7 @@ mod tests {
         let mut whole = WireBatch::default();
         whole.merge(Bytes::from(bytes.clone())).unwrap();
         assert_eq!(wire.records, whole.records);
-        assert_eq!(wire.records[2].0.message_id.as_str(), "m-3");
+        assert_eq!(wire.records[2].message_id.as_str(), "m-3");
     }
 
     #[test]
