@@ -6,9 +6,9 @@ use celerity_proto::v1::result::Outcome;
 use crate::consumer::Batch;
 use crate::context::Context;
 use crate::custom::Invocation;
-use crate::http::{Http, Request};
+use crate::http::{Http, HttpError, Request};
 use crate::kind::HandlerKind;
-use crate::pipeline::IntoAnswer;
+use crate::pipeline::Kind;
 use crate::schedule::Trigger;
 use crate::websocket::Message;
 
@@ -46,19 +46,22 @@ impl Payload {
     }
 
     /// The payload of a dispatched source; a request that cannot be one
-    /// (its method is not valid HTTP) is answered at once, as a handler's
-    /// argument that cannot be taken is.
+    /// is answered at once (see [`Payload::http`]).
     pub(crate) fn from_source(source: Source) -> Result<Payload, Outcome> {
         Ok(match source {
-            Source::Http(wire) => match Request::from_wire(wire) {
-                Ok(request) => Payload::Http(request),
-                Err(rejection) => return Err(IntoAnswer::<Http>::into_answer(rejection)),
-            },
+            Source::Http(wire) => return Payload::http(Request::from_wire(wire)),
             Source::Websocket(wire) => Payload::WebSocket(Message::from_wire(wire)),
             Source::Consumer(wire) => Payload::Consumer(Batch::from_wire(wire)),
             Source::Schedule(wire) => Payload::Schedule(Trigger::from_wire(wire)),
             Source::Custom(wire) => Payload::Custom(Invocation::from_wire(wire)),
         })
+    }
+
+    /// The payload of a request as it was converted from the wire; one the
+    /// SDK cannot read (its method is not valid HTTP) is answered at once,
+    /// as the HTTP kind answers an argument that cannot be taken.
+    pub(crate) fn http(request: Result<Request, HttpError>) -> Result<Payload, Outcome> {
+        request.map(Payload::Http).map_err(<Http as Kind>::reject)
     }
 }
 

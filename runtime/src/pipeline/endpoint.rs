@@ -11,12 +11,12 @@ use celerity_proto::v1::Dispatch;
 use celerity_proto::v1::{dispatch::Source, result::Outcome};
 use prost::DecodeError;
 
-use super::{Handler, IntoAnswer, Kind};
+use super::{Handler, Kind};
 use bytes::Bytes;
 
 use crate::consumer::Batch;
 use crate::context::Context;
-use crate::http::{Http, Request};
+use crate::http::Request;
 use crate::kind::{self, HandlerKind};
 use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
@@ -144,9 +144,9 @@ enum Straight {
 fn straight(kind: HandlerKind, bytes: Bytes) -> Result<Straight, DecodeError> {
     Ok(match kind {
         HandlerKind::Consumer => Straight::Payload(Payload::Consumer(Batch::decode(bytes).map_err(in_source)?)),
-        HandlerKind::Http => match Request::decode(bytes).map_err(in_source)? {
-            Ok(request) => Straight::Payload(Payload::Http(request)),
-            Err(rejection) => Straight::Answered(IntoAnswer::<Http>::into_answer(rejection)),
+        HandlerKind::Http => match Payload::http(Request::decode(bytes).map_err(in_source)?) {
+            Ok(payload) => Straight::Payload(payload),
+            Err(outcome) => Straight::Answered(outcome),
         },
         _ => Straight::Not(kind, bytes),
     })
