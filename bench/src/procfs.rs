@@ -3,18 +3,34 @@
 
 use std::time::Duration;
 
-/// CPU time (user + system) the process has used, from `/proc/<pid>/stat`
-/// (`utime` + `stime`, in clock ticks, usually 10 ms each).
+/// CPU time the process has used, all its threads together, to the
+/// nanosecond: the kernel's own account of it, read through the process's
+/// CPU clock (`clock_getcpuclockid`). Where that clock cannot be read, from
+/// `/proc/<pid>/stat` (`utime` + `stime`, in clock ticks, usually 10 ms
+/// each), which cannot tell apart measured phases of a few tens of
+/// milliseconds.
 pub fn cpu_time(pid: u32) -> Option<Duration> {
-    cpu_time_of(&format!("/proc/{pid}/stat"))
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid place for the clock's id to be written.
+    let found = unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) } == 0;
+    found.then(|| clock_time(clock)).flatten().or_else(|| ticks_of(&format!("/proc/{pid}/stat")))
 }
 
-/// CPU time of this process.
+/// CPU time of this process, as [`cpu_time`] reads it.
 pub fn own_cpu_time() -> Option<Duration> {
-    cpu_time_of("/proc/self/stat")
+    clock_time(libc::CLOCK_PROCESS_CPUTIME_ID).or_else(|| ticks_of("/proc/self/stat"))
 }
 
-fn cpu_time_of(path: &str) -> Option<Duration> {
+fn clock_time(clock: libc::clockid_t) -> Option<Duration> {
+    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `time` is a valid place for the reading to be written.
+    if unsafe { libc::clock_gettime(clock, &mut time) } != 0 {
+        return None;
+    }
+    Some(Duration::new(u64::try_from(time.tv_sec).ok()?, u32::try_from(time.tv_nsec).ok()?))
+}
+
+fn ticks_of(path: &str) -> Option<Duration> {
     let stat = std::fs::read_to_string(path).ok()?;
     // The command name is in parentheses and may hold spaces: count fields
     // from after its closing one, where field 3 (`state`) is index 0.
@@ -75,6 +91,28 @@ mod tests {
         assert!(own_cpu_time().is_some());
         let (rss, hwm) = memory_kib(pid).unwrap();
         assert!(rss > 0 && hwm >= rss, "{rss} {hwm}");
+    }
+
+    #[test]
+    fn reads_another_process_cpu_to_below_a_tick() {
+        // A child that only burns CPU, read until its clock ticks have
+        // counted some: its CPU clock then says at least as much, to the
+        // nanosecond rather than in whole ticks.
+        let mut child = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        let path = format!("/proc/{}/stat", child.id());
+        let ticks = loop {
+            let ticks = ticks_of(&path).unwrap();
+            if !ticks.is_zero() {
+                break ticks;
+            }
+            std::thread::yield_now();
+        };
+        let precise = cpu_time(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let precise = precise.unwrap();
+        assert!(precise >= ticks, "{precise:?} against {ticks:?} in ticks");
+        assert_ne!(precise.subsec_nanos() % 1_000_000, 0, "{precise:?} is in whole milliseconds");
     }
 
     #[test]
