@@ -124,7 +124,7 @@ pub fn throughput_table(summaries: &[Summary]) -> String {
     for s in summaries {
         let _ = writeln!(
             out,
-            "| {}{} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} / {:.1} |",
+            "| {}{} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2} / {:.2} |",
             s.name,
             if s.clean { "" } else { " (ERRORS)" },
             s.a.events_per_sec,
