@@ -23,7 +23,11 @@ const USAGE: &str =
   --no-build     do not run `cargo build` for the two handler binaries first
 
 environment: BENCH_SDK_HANDLER / BENCH_RAW_HANDLER run another executable (a
-profiler wrapper, say) as (A) / (B) instead of the ones built beside this one.";
+profiler wrapper, say) as (A) / (B) instead of the ones built beside this one.
+Passed on to the handlers: BENCH_SDK_IO_THREAD=false (the stream as a task),
+BENCH_SDK_RUNTIME=current_thread, BENCH_SDK_WORKERS=N (a runtime of N workers),
+BENCH_SDK_LAYER=1 (one pass-through layer) for (A); BENCH_RAW_HANDOFF=1 for (B)
+(answers made on a multi-threaded runtime, as (A)'s threads run them).";
 
 struct Args {
     mode: Mode,

@@ -13,6 +13,14 @@
 //! It speaks just enough protocol for the benchmark: no deadlines, no
 //! cancellation (it holds nothing long enough to cancel), and it exits on
 //! `Drain` (it holds nothing then either).
+//!
+//! `BENCH_RAW_HANDOFF=1` gives it (A)'s shape of threads and nothing else of
+//! the SDK: the stream is served from a thread of its own, on a
+//! single-threaded runtime, and each HTTP and consumer event's answer is
+//! made in a task of its own on a multi-threaded runtime of the default
+//! size, which hands it back to the stream's thread to be sent. That is the
+//! least an event costs when handlers run apart from the stream, as (A)'s
+//! isolation requires: what (A) spends beyond it is the SDK's own.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -42,20 +50,34 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
     celerity_bench::alloc::attach_from_env();
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("bench-raw-handler: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve()) {
+    let handoff = std::env::var("BENCH_RAW_HANDOFF").is_ok_and(|on| on == "1");
+    let result =
+        if handoff { serve_handed_off() } else { serve_on(tokio::runtime::Builder::new_current_thread(), None) };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("bench-raw-handler: {error}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Serves the stream on a runtime built by `builder`, handing answers to
+/// `workers` when given.
+fn serve_on(mut builder: tokio::runtime::Builder, workers: Option<tokio::runtime::Handle>) -> Result<(), Error> {
+    builder.enable_all().build()?.block_on(serve(workers))
+}
+
+/// The stream on a thread of its own, answers made on a multi-threaded
+/// runtime, as (A) runs them.
+fn serve_handed_off() -> Result<(), Error> {
+    let workers = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let handle = workers.handle().clone();
+    let stream = std::thread::Builder::new().name("bench-io".to_string()).spawn(move || {
+        serve_on(tokio::runtime::Builder::new_current_thread(), Some(handle)).map_err(|e| e.to_string())
+    })?;
+    stream.join().map_err(|_| "the stream's thread panicked")??;
+    Ok(())
 }
 
 fn result(id: String, outcome: Outcome) -> HandlerMessage {
@@ -87,7 +109,23 @@ async fn connect(path: &str) -> Result<UnixStream, Error> {
     }
 }
 
-async fn serve() -> Result<(), Error> {
+/// The answer to an HTTP or consumer event that is not a WebSocket send.
+fn answer(id: String, source: Option<Source>, batch_result: &BatchResult) -> HandlerMessage {
+    match source {
+        Some(Source::Http(request)) => result(id, ok_response(request.body)),
+        Some(Source::Consumer(_)) => result(id, Outcome::Consumer(batch_result.clone())),
+        _ => result(
+            id,
+            Outcome::Error(HandlerError {
+                message: "not served by the benchmark".to_string(),
+                r#type: "Unsupported".to_string(),
+                stack: String::new(),
+            }),
+        ),
+    }
+}
+
+async fn serve(workers: Option<tokio::runtime::Handle>) -> Result<(), Error> {
     let socket = std::env::var("CELERITY_RUNTIME_SOCKET")?;
     let credit: u32 = std::env::var("CELERITY_HANDLER_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
     let cap = tag_cap_from_env();
@@ -110,13 +148,13 @@ async fn serve() -> Result<(), Error> {
     let (tx, rx) = mpsc::channel::<HandlerMessage>(1024);
     let mut inbound = client.event_stream(ReceiverStream::new(rx)).await?.into_inner();
 
-    let batch_result = BatchResult {
+    let batch_result = Arc::new(BatchResult {
         success: false,
         failures: expected_failures()
             .into_iter()
             .map(|message_id| RecordFailure { message_id, error_message: FAILURE_MESSAGE.to_string() })
             .collect(),
-    };
+    });
     let ws_messages: Vec<WsOutbound> = (0..100)
         .map(|i| WsOutbound {
             connection_id: ws_connection_id(i),
@@ -128,7 +166,24 @@ async fn serve() -> Result<(), Error> {
     let mut waiting: HashMap<String, String> = HashMap::new();
     let mut next_correlation: u64 = 0;
 
-    while let Some(message) = inbound.message().await? {
+    // Answers made on the workers, back to be sent.
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<HandlerMessage>();
+
+    loop {
+        let message = match workers {
+            // (B) as it is: nothing else to wait for.
+            None => inbound.message().await?,
+            Some(_) => tokio::select! {
+                message = inbound.message() => message?,
+                Some(reply) = done_rx.recv() => {
+                    if tx.send(reply).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            },
+        };
+        let Some(message) = message else { break };
         let Some(frame) = message.frame else { continue };
         let reply = match frame {
             runtime_message::Frame::Config(config) => {
@@ -162,16 +217,16 @@ async fn serve() -> Result<(), Error> {
                     let send = WsSend { correlation_id, messages: ws_messages[..n].to_vec() };
                     HandlerMessage { frame: Some(handler_message::Frame::WsSend(send)) }
                 }
-                Some(Source::Http(request)) => result(dispatch.id, ok_response(request.body)),
-                Some(Source::Consumer(_)) => result(dispatch.id, Outcome::Consumer(batch_result.clone())),
-                _ => result(
-                    dispatch.id,
-                    Outcome::Error(HandlerError {
-                        message: "not served by the benchmark".to_string(),
-                        r#type: "Unsupported".to_string(),
-                        stack: String::new(),
-                    }),
-                ),
+                source => match &workers {
+                    Some(workers) => {
+                        let (done, batch_result) = (done_tx.clone(), Arc::clone(&batch_result));
+                        drop(workers.spawn(async move {
+                            let _ = done.send(answer(dispatch.id, source, &batch_result));
+                        }));
+                        continue;
+                    }
+                    None => answer(dispatch.id, source, &batch_result),
+                },
             },
             runtime_message::Frame::WsAck(ack) => {
                 let Some(id) = waiting.remove(&ack.correlation_id) else { continue };
