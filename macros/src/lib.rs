@@ -133,20 +133,21 @@ pub fn custom_handler(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// dependency needed:
 ///
 /// - `#[celerity::main]` or `#[celerity::main(flavor = "multi_thread")]`: a
-///   multi-threaded runtime, one worker thread per core;
+///   multi-threaded runtime with one worker thread fewer than the cores, at
+///   least one, the last core being the event stream's thread's
+///   (`celerity::run_main` says when tokio sizes it instead);
 /// - `#[celerity::main(worker_threads = 4)]`, or with
 ///   `flavor = "multi_thread"` beside it: a multi-threaded runtime with that
 ///   many worker threads (at least 1);
 /// - `#[celerity::main(flavor = "current_thread")]`: everything on the thread
 ///   that runs `main`.
 ///
-/// `current_thread` suits applications whose handlers only await I/O: the
-/// SDK spends about half the CPU per event it does on the multi-threaded
-/// runtime, whose scheduler wakes another worker on nearly every event. But
-/// a handler that blocks (a synchronous client, CPU-heavy work) then stops
-/// every other handler, and the event stream unless `App::io_thread` is on:
-/// run such work with `tokio::task::spawn_blocking`, or keep the
-/// multi-threaded runtime.
+/// `current_thread` suits applications whose handlers only await I/O, and
+/// costs no less CPU per event than the default runtime. A handler that
+/// blocks (a synchronous client, CPU-heavy work) then stops every other
+/// handler, and the event stream unless `App::io_thread` is on: run such
+/// work with `tokio::task::spawn_blocking`, or keep the multi-threaded
+/// runtime.
 ///
 /// ```ignore
 /// #[celerity::main(flavor = "current_thread")]

@@ -396,6 +396,13 @@ impl App {
     /// `tokio::task::spawn_blocking` and serve small events one or a few at
     /// a time can turn it off.
     ///
+    /// [`run_main`] (and so `#[celerity::main]`) sizes its runtime before
+    /// the application is built, leaving a core to the stream's thread
+    /// unless `CELERITY_IO_THREAD=false`. Turned off here instead, the
+    /// stream runs on a runtime one worker short (a warning says so): turn
+    /// it off through the variable, or size the runtime with
+    /// `#[celerity::main(worker_threads = N)]` or [`run_main_on`].
+    ///
     /// ```
     /// # async fn run() -> celerity::Result<()> {
     /// celerity::App::new().io_thread(false).run().await
@@ -458,6 +465,13 @@ impl App {
         if let Some(on) = self.io_thread {
             settings.io_thread = on;
         }
+        if !settings.io_thread && crate::workers::core_left_to_the_stream() {
+            tracing::warn!(
+                "the event stream is served as a task (io_thread off in code) on run_main's default runtime, which \
+                 left a core to the stream's own thread: set CELERITY_IO_THREAD=false instead, which run_main reads, \
+                 or size the runtime (#[celerity::main(worker_threads = N)])"
+            );
+        }
         let registrations: Vec<Registration> = registrations
             .iter()
             .map(|registration| {
@@ -491,6 +505,14 @@ pub async fn run() -> Result<(), Error> {
 /// This is what `#[celerity::main]` expands to; [`run_main_on`] does the same
 /// on a runtime of another shape.
 ///
+/// The runtime has one worker thread fewer than the process may use cores,
+/// and at least one: the event stream's own thread takes the last core. On
+/// two cores that is one worker, so a handler that blocks it holds the
+/// other handlers back until it returns (never the stream: frames,
+/// deadlines and cancellations go on). With `CELERITY_IO_THREAD=false`, on
+/// AWS Lambda, or with `TOKIO_WORKER_THREADS` set, tokio sizes it (a worker
+/// per core, or that many). [`run_main_on`] sizes it any other way.
+///
 /// ```no_run
 /// use std::process::ExitCode;
 ///
@@ -505,7 +527,7 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<(), Error>>,
 {
-    run_main_on(tokio::runtime::Builder::new_multi_thread(), main)
+    run_main_on(crate::workers::runtime(), main)
 }
 
 /// [`run_main`] on the tokio runtime `runtime` builds: a current-thread
@@ -515,14 +537,16 @@ where
 /// `#[celerity::main(worker_threads = N)]` expand to this, and need no tokio
 /// dependency of the application's own.
 ///
-/// On a current-thread runtime the SDK spends about half the CPU per event
-/// it does on the multi-threaded one (measured on 2 cores; that scheduler
-/// wakes another worker on nearly every event): a good choice when handlers
-/// only await I/O. Everything then runs on the thread that called
+/// On a current-thread runtime everything runs on the thread that called
 /// `run_main_on` (the event stream apart, on its own thread unless
 /// [`App::io_thread`] is off), so a handler that blocks (a synchronous
-/// client, CPU-heavy work) stops every other handler: move such work to `tokio::task::spawn_blocking`,
-/// or stay on the multi-threaded runtime.
+/// client, CPU-heavy work) stops every other handler: move such work to
+/// `tokio::task::spawn_blocking`, or stay on the multi-threaded runtime. It
+/// costs no less CPU per event than [`run_main`]'s runtime, which leaves a
+/// core to the stream's thread (measured on 2 cores, BENCHMARKS.md); a
+/// multi-threaded runtime with a worker per core costs up to twice as much
+/// on 2 cores, since its scheduler wakes another worker on nearly every
+/// event.
 ///
 /// ```no_run
 /// use std::process::ExitCode;

@@ -71,6 +71,7 @@ mod registry;
 mod session;
 mod text;
 mod transport;
+mod workers;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -9,7 +9,9 @@
 //!   one `WsSend`, waits for the acknowledgement, and answers.
 //!
 //! `BENCH_SDK_LAYER=1` puts one layer that only hands the event on around
-//! every handler: what a layer costs.
+//! every handler: what a layer costs. `BENCH_SDK_IO_THREAD`,
+//! `BENCH_SDK_RUNTIME` and `BENCH_SDK_WORKERS` choose where the stream and
+//! the handlers run (see `main`); by default, as `run_main` chooses.
 
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -78,6 +80,18 @@ fn main() -> ExitCode {
     // default) waking its other workers.
     if std::env::var("BENCH_SDK_RUNTIME").is_ok_and(|flavor| flavor == "current_thread") {
         return celerity::run_main_on(tokio::runtime::Builder::new_current_thread(), serve);
+    }
+    // The stream as a task: on tokio's own runtime size, as
+    // `CELERITY_IO_THREAD=false` gets from `run_main` (the harness passes no
+    // `CELERITY_*` variable through).
+    if std::env::var("BENCH_SDK_IO_THREAD").is_ok_and(|on| on == "false") {
+        return celerity::run_main_on(tokio::runtime::Builder::new_multi_thread(), serve);
+    }
+    // `BENCH_SDK_WORKERS=N`: the multi-threaded runtime with N workers.
+    if let Some(workers) = std::env::var("BENCH_SDK_WORKERS").ok().and_then(|n| n.parse::<usize>().ok()) {
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        runtime.worker_threads(workers.max(1));
+        return celerity::run_main_on(runtime, serve);
     }
     celerity::run_main(serve)
 }
