@@ -19,8 +19,18 @@ use prost::encoding::{self, WireType};
 pub(super) fn encode(message: &HandlerMessage, buf: &mut impl BufMut) {
     match &message.frame {
         Some(Frame::Result(result)) => {
-            nested(2, result.encoded_len(), buf);
-            result_raw(result, buf);
+            // An HTTP response is measured once, for its own length and for
+            // the `Result`'s: its header map is a walk of a hash table.
+            let response_len = match &result.outcome {
+                Some(Outcome::Http(response)) => Some(response.encoded_len()),
+                _ => None,
+            };
+            let len = match response_len {
+                Some(response_len) => head_len(result) + nested_len(10, response_len),
+                None => result.encoded_len(),
+            };
+            nested(2, len, buf);
+            result_raw(result, response_len, buf);
         }
         Some(Frame::WsSend(send)) => {
             nested(4, send.encoded_len(), buf);
@@ -28,6 +38,18 @@ pub(super) fn encode(message: &HandlerMessage, buf: &mut impl BufMut) {
         }
         _ => message.encode_raw(buf),
     }
+}
+
+/// How long a message field of `len` bytes is, key and length included.
+fn nested_len(tag: u32, len: usize) -> usize {
+    encoding::key_len(tag) + encoding::encoded_len_varint(len as u64) + len
+}
+
+/// How long a `Result`'s fields before its outcome are.
+fn head_len(result: &pb::Result) -> usize {
+    let id = if result.id.is_empty() { 0 } else { encoding::string::encoded_len(1, &result.id) };
+    let credit = if result.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &result.credit_grant) };
+    id + credit
 }
 
 /// The key and length of a message field of `len` bytes.
@@ -50,14 +72,16 @@ fn string_field(tag: u32, text: &String, buf: &mut impl BufMut) {
     }
 }
 
-fn result_raw(result: &pb::Result, buf: &mut impl BufMut) {
+/// `result`'s fields; `response_len` is its HTTP response's length, when
+/// it answers with one.
+fn result_raw(result: &pb::Result, response_len: Option<usize>, buf: &mut impl BufMut) {
     string_field(1, &result.id, buf);
     if result.credit_grant != 0 {
         encoding::uint32::encode(2, &result.credit_grant, buf);
     }
     match &result.outcome {
         Some(Outcome::Http(response)) => {
-            nested(10, response.encoded_len(), buf);
+            nested(10, response_len.unwrap_or_else(|| response.encoded_len()), buf);
             http_response_raw(response, buf);
         }
         Some(outcome) => outcome.encode(buf),
