@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use celerity_proto::v1::{WsOutbound, result::Outcome};
+use celerity_proto::v1::WsOutbound;
 use prost::DecodeError;
 use tokio::sync::oneshot;
 
+use crate::reply::Reply;
 use crate::session::{Input, WsOutcome};
 
 /// What reaches the driver from outside the stream's task: the application's
@@ -30,6 +31,6 @@ pub(crate) enum Command {
         generation: u64,
         /// The handler's outcome; an error when the event's source did not
         /// decode, and no handler ran.
-        outcome: Result<Outcome, DecodeError>,
+        outcome: Result<Reply, DecodeError>,
     },
 }

@@ -11,6 +11,8 @@ use std::fmt;
 
 use celerity_proto::v1::{HandlerError, dispatch::Source, result::Outcome};
 
+use crate::reply::Reply;
+
 /// The kind of event a handler serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HandlerKind {
@@ -52,6 +54,14 @@ impl HandlerKind {
 
     /// Whether the runtime can use `outcome` to answer an event of this
     /// kind: its own shape, or a `HandlerError`.
+    /// Whether `reply` is an answer the runtime can use for this kind.
+    pub(crate) fn fits_reply(self, reply: &Reply) -> bool {
+        match reply {
+            Reply::Outcome(outcome) => self.fits(outcome),
+            Reply::Http(_) => self == HandlerKind::Http,
+        }
+    }
+
     pub(crate) fn fits(self, outcome: &Outcome) -> bool {
         matches!(
             (self, outcome),

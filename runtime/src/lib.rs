@@ -68,6 +68,7 @@ mod oneshot;
 mod panics;
 mod pipeline;
 mod registry;
+mod reply;
 mod session;
 mod text;
 mod transport;

@@ -71,7 +71,7 @@ impl Clock {
     }
 }
 
-type OutcomeFuture = Pin<Box<dyn Future<Output = Result<Outcome, prost::DecodeError>> + Send>>;
+type OutcomeFuture = Pin<Box<dyn Future<Output = Result<crate::reply::Reply, prost::DecodeError>> + Send>>;
 
 /// One event of a handler, running: a future of the outcome the runtime
 /// would receive.
@@ -176,6 +176,9 @@ impl Runner {
                     {
                         self.answer = result.outcome;
                     }
+                }
+                Action::SendHttp(result) if result.id == self.id => {
+                    self.answer = Some(crate::reply::Reply::Http(result.reply).into_outcome());
                 }
                 Action::Start { dispatch, .. } => {
                     if let Some((registration, cx)) = self.start.take() {

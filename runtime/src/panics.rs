@@ -21,6 +21,7 @@ use std::task::Poll;
 use celerity_proto::v1::{HandlerError, result::Outcome};
 
 use crate::pipeline::HandlerFuture;
+use crate::reply::Reply;
 use crate::session::error_type;
 use crate::settings::Settings;
 
@@ -132,13 +133,13 @@ pub(crate) struct CatchPanic {
 }
 
 impl Future for CatchPanic {
-    type Output = Outcome;
+    type Output = Reply;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Outcome> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Reply> {
         let future = &mut self.future;
         match guarded(|| future.as_mut().poll(cx)) {
             Ok(poll) => poll,
-            Err(outcome) => Poll::Ready(outcome),
+            Err(outcome) => Poll::Ready(outcome.into()),
         }
     }
 }
@@ -211,13 +212,13 @@ mod tests {
             tokio::task::yield_now().await;
             panic!("later");
         });
-        let error = answer(runtime.block_on(CatchPanic { future }));
+        let error = answer(runtime.block_on(CatchPanic { future }).into_outcome());
         assert_eq!(error.message, HIDDEN);
         let future: HandlerFuture = Box::pin(async {
             tokio::task::yield_now().await;
             panic!("later");
         });
-        let error = exposing(true, || answer(runtime.block_on(CatchPanic { future })));
+        let error = exposing(true, || answer(runtime.block_on(CatchPanic { future }).into_outcome()));
         assert_eq!(error.message, "later");
     }
 }

@@ -351,13 +351,13 @@ impl Registration {
         }
     }
 
-    /// Runs the handler for one dispatched event's source: its outcome, or
+    /// Runs the handler for one dispatched event's source: its answer, or
     /// the answer to its panic; an error when the source does not decode.
     pub(crate) fn start(
         &self,
         source: Option<LazySource>,
         cx: Context,
-    ) -> impl Future<Output = Result<celerity_proto::v1::result::Outcome, prost::DecodeError>> + Send + 'static {
+    ) -> impl Future<Output = Result<crate::reply::Reply, prost::DecodeError>> + Send + 'static {
         pipeline::start(Arc::clone(&self.endpoint), source, cx)
     }
 }

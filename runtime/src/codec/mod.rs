@@ -2,7 +2,9 @@
 //!
 //! What this process sends is encoded as prost encodes it, as tonic's
 //! generated client would, but for the `bytes` fields of answers and
-//! WebSocket messages ([`outbound`]). What it receives is taken off the stream whole and only
+//! WebSocket messages ([`outbound`]), and for the answers of the SDK's own
+//! HTTP answer types, which are written from what they are
+//! ([`crate::reply`]). What it receives is taken off the stream whole and only
 //! then decoded: tonic's own codec ends the stream on the first frame that
 //! does not decode, taking every event in flight with it, whereas the
 //! stream's framing (a length before each frame) is intact and the frames
@@ -22,9 +24,19 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
 
+use crate::reply::HttpResult;
 use crate::session::Event;
 
 mod outbound;
+
+/// A frame this process sends.
+#[derive(Debug)]
+pub(crate) enum Outgoing {
+    /// In the protocol's form.
+    Message(HandlerMessage),
+    /// A `Result` answering with an HTTP response of the SDK's own.
+    Http(HttpResult),
+}
 
 /// The protocol's one method.
 const SERVICE: &str = "celerity.runtime.v1.HandlerRuntimeService";
@@ -52,7 +64,7 @@ pub(crate) enum Inbound {
 /// frame of either direction may be at most `max_message_bytes` long.
 pub(crate) async fn open(
     channel: Channel,
-    outbound: ReceiverStream<HandlerMessage>,
+    outbound: ReceiverStream<Outgoing>,
     max_message_bytes: usize,
 ) -> Result<Streaming<Inbound>, Status> {
     let mut grpc = tonic::client::Grpc::new(channel)
@@ -82,7 +94,7 @@ pub(crate) fn oversized(status: &Status) -> Option<(usize, usize)> {
 struct FrameCodec;
 
 impl Codec for FrameCodec {
-    type Encode = HandlerMessage;
+    type Encode = Outgoing;
     type Decode = Inbound;
     type Encoder = FrameEncoder;
     type Decoder = FrameDecoder;
@@ -99,13 +111,16 @@ impl Codec for FrameCodec {
 struct FrameEncoder;
 
 impl Encoder for FrameEncoder {
-    type Item = HandlerMessage;
+    type Item = Outgoing;
     type Error = Status;
 
-    fn encode(&mut self, item: HandlerMessage, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+    fn encode(&mut self, item: Outgoing, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
         // The buffer grows as needed: `encode` would only measure the
         // message a second time to check that it fits.
-        outbound::encode(&item, buf);
+        match &item {
+            Outgoing::Message(message) => outbound::encode(message, buf),
+            Outgoing::Http(result) => result.encode(buf),
+        }
         Ok(())
     }
 }

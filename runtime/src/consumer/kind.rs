@@ -72,7 +72,12 @@ impl Kind for PerRecord {
         let Source::Consumer(batch) = source else {
             return Err(HandlerKind::of_source(&source));
         };
-        Ok(Box::pin(run_records(Arc::clone(handler), Batch::from_wire(batch), cx.clone(), options.concurrency)))
+        Ok(crate::pipeline::erased(run_records(
+            Arc::clone(handler),
+            Batch::from_wire(batch),
+            cx.clone(),
+            options.concurrency,
+        )))
     }
 
     fn serve_payload<H, Args>(
@@ -87,7 +92,7 @@ impl Kind for PerRecord {
     {
         match payload {
             Payload::Consumer(batch) => {
-                Ok(Box::pin(run_records(Arc::clone(handler), batch, cx.clone(), options.concurrency)))
+                Ok(crate::pipeline::erased(run_records(Arc::clone(handler), batch, cx.clone(), options.concurrency)))
             }
             other => Err(other.kind()),
         }
@@ -106,6 +111,7 @@ whole_event_kind! {
         tracing::warn!(error = ?rejection, "a batch consumer's argument could not be extracted; the whole batch is reported failed");
         whole_batch_failed()
     },
+    answer: ::celerity_proto::v1::result::Outcome,
 }
 
 kind_diagnostics! {

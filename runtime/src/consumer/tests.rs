@@ -79,7 +79,7 @@ fn records<Args: 'static>(handler: impl Handler<PerRecord, Args>, concurrency: u
 }
 
 async fn call(handler: Arc<dyn Endpoint>, dispatch: Dispatch, cx: Context) -> Outcome {
-    let outcome = handler.call(dispatch.source, cx).await;
+    let outcome = handler.call(dispatch.source, cx).await.into_outcome();
     assert!(
         matches!(outcome, Outcome::Consumer(_) | Outcome::Error(_)),
         "a consumer handler answered with another shape: {outcome:?}"

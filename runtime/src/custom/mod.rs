@@ -347,6 +347,7 @@ whole_event_kind! {
     serves: Custom from Source::Custom,
     event: Invocation = |wire| Ok(Invocation::from_wire(wire)),
     rejection: Error = |rejection: Error| deliberate(rejection.message().to_string()),
+    answer: ::celerity_proto::v1::result::Outcome,
 }
 
 kind_diagnostics! {

@@ -42,13 +42,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use celerity_proto::v1::HandlerMessage;
 use futures_util::FutureExt as _;
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::codec::{self, Inbound};
+use crate::codec::{self, Inbound, Outgoing};
 use crate::command::Command;
 use crate::context::{Context, Shared, StateMap};
 use crate::handle::AppHandle;
@@ -242,7 +241,7 @@ async fn run_stream(
     let config = settings.session_config(specs);
     let handshake_timeout = Duration::from_millis(config.handshake_timeout_ms);
 
-    let (out_tx, out_rx) = mpsc::channel::<HandlerMessage>(1024);
+    let (out_tx, out_rx) = mpsc::channel::<Outgoing>(1024);
     let open = async {
         let channel =
             transport::connect(&settings.target, settings.connect_timeout).await.map_err(ServeError::Connect)?;
@@ -301,13 +300,11 @@ async fn run_stream(
             match action {
                 Action::Send(message) => {
                     observer.outbound(&message);
-                    if let Some(tx) = &out {
-                        // Waits when the runtime stops reading: backpressure
-                        // rather than an unbounded queue.
-                        if tx.send(message).await.is_err() {
-                            out = None;
-                        }
-                    }
+                    send(&mut out, Outgoing::Message(message)).await;
+                }
+                Action::SendHttp(result) => {
+                    observer.outbound_http(&result);
+                    send(&mut out, Outgoing::Http(result)).await;
                 }
                 Action::Start { handler, id, mut dispatch } => {
                     generation += 1;
@@ -528,9 +525,20 @@ fn signal(kind: SignalKind) -> Result<Signal, ServeError> {
         .map_err(|error| ServeError::Internal(format!("could not listen for signals: {error}")))
 }
 
+/// Queues `frame` to be written, waiting when the runtime stops reading
+/// (backpressure rather than an unbounded queue); once the stream is gone,
+/// there is nowhere to write it.
+async fn send(out: &mut Option<mpsc::Sender<Outgoing>>, frame: Outgoing) {
+    if let Some(tx) = out
+        && tx.send(frame).await.is_err()
+    {
+        *out = None;
+    }
+}
+
 /// Waits, briefly, for the frames already queued to be taken by the
 /// connection before our half of the stream is closed.
-async fn linger(tx: &mpsc::Sender<HandlerMessage>) {
+async fn linger(tx: &mpsc::Sender<Outgoing>) {
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         while tx.capacity() < tx.max_capacity() {
             tokio::time::sleep(Duration::from_millis(1)).await;

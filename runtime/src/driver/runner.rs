@@ -193,6 +193,7 @@ mod tests {
     use super::*;
     use crate::layer::Payload;
     use crate::pipeline::HandlerFuture;
+    use crate::reply::Reply;
 
     /// An endpoint whose every call is the future `make` builds.
     struct Probe<F>(F);
@@ -213,7 +214,7 @@ mod tests {
 
     /// Answers with the id of the task it runs in.
     fn task_id_answer() -> HandlerFuture {
-        Box::pin(async { answer(&tokio::task::id().to_string()) })
+        Box::pin(async { answer(&tokio::task::id().to_string()).into() })
     }
 
     fn answer(body: &str) -> Outcome {
@@ -231,7 +232,7 @@ mod tests {
                 if let Some(released) = released {
                     let _ = released.await;
                 }
-                answer(&body())
+                answer(&body()).into()
             })
         });
         (release, endpoint)
@@ -251,7 +252,7 @@ mod tests {
     /// The next completion: its id, generation and answer's body.
     async fn completed(rx: &mut mpsc::UnboundedReceiver<Command>) -> (String, u64, String) {
         match rx.recv().await {
-            Some(Command::Completed { id, generation, outcome: Ok(Outcome::Http(response)) }) => {
+            Some(Command::Completed { id, generation, outcome: Ok(Reply::Outcome(Outcome::Http(response))) }) => {
                 (id.to_string(), generation, String::from_utf8_lossy(&response.body).into_owned())
             }
             other => panic!("expected an HTTP completion, got {other:?}"),
@@ -315,7 +316,7 @@ mod tests {
             Box::pin(async move {
                 let _signal = DropSignal(Some(dropped_tx));
                 let _ = started_tx.send(());
-                std::future::pending::<Outcome>().await
+                std::future::pending::<Reply>().await
             })
         });
         let runner = runners.start(job(&endpoint, "a", 1));

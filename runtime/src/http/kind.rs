@@ -14,6 +14,7 @@ whole_event_kind! {
     serves: Http from Source::Http,
     event: Request = Request::from_wire,
     rejection: HttpError = |rejection: HttpError| IntoAnswer::<Http>::into_answer(rejection),
+    answer: crate::reply::Reply,
 }
 
 kind_diagnostics! {

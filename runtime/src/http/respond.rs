@@ -1,7 +1,6 @@
 //! What HTTP handlers can return.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use bytes::Bytes;
 use celerity_proto::v1::{self as pb, result::Outcome};
@@ -10,6 +9,7 @@ use serde::Serialize;
 
 use super::{Http, HttpError, Json, Response, response_to_wire};
 use crate::pipeline::IntoAnswer;
+use crate::reply::{Answered, HttpReply, Reply};
 
 /// A value an HTTP handler can answer with: `Response`, `Json<T>`,
 /// `String`, `&'static str`, `Bytes`, `Vec<u8>`, `StatusCode`,
@@ -20,15 +20,26 @@ pub trait IntoResponse {
     /// Builds the response.
     fn into_response(self) -> Response;
 
-    /// The response in its wire form: `into_response`, converted. The SDK's
-    /// own types build it directly, without a `HeaderMap` in between; what
-    /// goes on the wire is the same. Not a public API.
+    /// The response as it goes to the wire: `into_response`, converted. The
+    /// SDK's own types make it directly, without a `HeaderMap` in between,
+    /// and keep it as a status, a static content type and a body until it
+    /// is written (see `reply.rs`); what goes on the wire is the same. Not a
+    /// public API.
+    #[doc(hidden)]
+    fn __into_http_answer(self) -> Answered
+    where
+        Self: Sized,
+    {
+        Answered::Wire(response_to_wire(self.into_response()))
+    }
+
+    /// The response in the protocol's form. Not a public API.
     #[doc(hidden)]
     fn __into_wire_response(self) -> pb::HttpResponse
     where
         Self: Sized,
     {
-        response_to_wire(self.into_response())
+        self.__into_http_answer().into_wire()
     }
 }
 
@@ -36,19 +47,10 @@ const TEXT: &str = "text/plain; charset=utf-8";
 const OCTETS: &str = "application/octet-stream";
 const JSON: &str = "application/json";
 
-/// What `response_to_wire` makes of a response with `status`, `body` and no
-/// header but `content-type`, when there is one.
-fn wire(status: StatusCode, content_type: Option<&'static str>, body: Bytes) -> pb::HttpResponse {
-    let headers = match content_type {
-        None => HashMap::new(),
-        Some(content_type) => {
-            let mut headers = HashMap::with_capacity(1);
-            headers
-                .insert(header::CONTENT_TYPE.as_str().to_owned(), pb::Values { values: vec![content_type.to_owned()] });
-            headers
-        }
-    };
-    pb::HttpResponse { status: u32::from(status.as_u16()), headers, body }
+/// A response with `status`, `body` and no header but `content-type`, when
+/// there is one: what `response_to_wire` makes of it, kept as it is.
+fn own(status: StatusCode, content_type: Option<&'static str>, body: Bytes) -> Answered {
+    Answered::Own(HttpReply::new(status, content_type, body))
 }
 
 impl IntoResponse for Response {
@@ -62,8 +64,8 @@ impl IntoResponse for () {
         with_status(StatusCode::NO_CONTENT, Response::new(Bytes::new()))
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(StatusCode::NO_CONTENT, None, Bytes::new())
+    fn __into_http_answer(self) -> Answered {
+        own(StatusCode::NO_CONTENT, None, Bytes::new())
     }
 }
 
@@ -72,8 +74,8 @@ impl IntoResponse for StatusCode {
         with_status(self, Response::new(Bytes::new()))
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(self, None, Bytes::new())
+    fn __into_http_answer(self) -> Answered {
+        own(self, None, Bytes::new())
     }
 }
 
@@ -105,8 +107,8 @@ impl IntoResponse for String {
         text(Bytes::from(self))
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(StatusCode::OK, Some(TEXT), Bytes::from(self))
+    fn __into_http_answer(self) -> Answered {
+        own(StatusCode::OK, Some(TEXT), Bytes::from(self))
     }
 }
 
@@ -115,8 +117,8 @@ impl IntoResponse for &'static str {
         text(Bytes::from_static(self.as_bytes()))
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(StatusCode::OK, Some(TEXT), Bytes::from_static(self.as_bytes()))
+    fn __into_http_answer(self) -> Answered {
+        own(StatusCode::OK, Some(TEXT), Bytes::from_static(self.as_bytes()))
     }
 }
 
@@ -128,10 +130,10 @@ impl IntoResponse for Cow<'static, str> {
         }
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
+    fn __into_http_answer(self) -> Answered {
         match self {
-            Cow::Borrowed(s) => s.__into_wire_response(),
-            Cow::Owned(s) => s.__into_wire_response(),
+            Cow::Borrowed(s) => s.__into_http_answer(),
+            Cow::Owned(s) => s.__into_http_answer(),
         }
     }
 }
@@ -141,8 +143,8 @@ impl IntoResponse for Bytes {
         octets(self)
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(StatusCode::OK, Some(OCTETS), self)
+    fn __into_http_answer(self) -> Answered {
+        own(StatusCode::OK, Some(OCTETS), self)
     }
 }
 
@@ -151,8 +153,8 @@ impl IntoResponse for Vec<u8> {
         octets(Bytes::from(self))
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        wire(StatusCode::OK, Some(OCTETS), Bytes::from(self))
+    fn __into_http_answer(self) -> Answered {
+        own(StatusCode::OK, Some(OCTETS), Bytes::from(self))
     }
 }
 
@@ -174,10 +176,10 @@ impl<T: Serialize> IntoResponse for Json<T> {
         }
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
+    fn __into_http_answer(self) -> Answered {
         match json_body(&self.0) {
-            Ok(body) => wire(StatusCode::OK, Some(JSON), body),
-            Err(error) => error.__into_wire_response(),
+            Ok(body) => own(StatusCode::OK, Some(JSON), body),
+            Err(error) => error.__into_http_answer(),
         }
     }
 }
@@ -187,10 +189,8 @@ impl<R: IntoResponse> IntoResponse for (StatusCode, R) {
         with_status(self.0, self.1.into_response())
     }
 
-    fn __into_wire_response(self) -> pb::HttpResponse {
-        let mut response = self.1.__into_wire_response();
-        response.status = u32::from(self.0.as_u16());
-        response
+    fn __into_http_answer(self) -> Answered {
+        self.1.__into_http_answer().with_status(self.0)
     }
 }
 
@@ -293,8 +293,8 @@ impl<H: ResponseHeaders, R: IntoResponse> IntoResponse for (StatusCode, H, R) {
 
 /// A response, on the wire.
 impl<R: IntoResponse> IntoAnswer<Http> for R {
-    fn into_answer(self) -> Outcome {
-        Outcome::Http(self.__into_wire_response())
+    fn into_answer(self) -> Reply {
+        self.__into_http_answer().into()
     }
 }
 
@@ -302,12 +302,12 @@ impl<R: IntoResponse> IntoAnswer<Http> for R {
 /// `celerity::Error`) is answered as the response it describes, any other
 /// error as a `HandlerError`, which the runtime answers with a 500.
 impl<R: IntoResponse, E: Into<crate::Error>> IntoAnswer<Http> for Result<R, E> {
-    fn into_answer(self) -> Outcome {
+    fn into_answer(self) -> Reply {
         match self {
             Ok(value) => IntoAnswer::<Http>::into_answer(value),
             Err(error) => match error.into().into_http() {
                 Ok(http) => IntoAnswer::<Http>::into_answer(http),
-                Err(error) => Outcome::Error(error.to_handler_error()),
+                Err(error) => Outcome::Error(error.to_handler_error()).into(),
             },
         }
     }
@@ -318,7 +318,7 @@ mod tests {
     use super::*;
 
     fn answer(value: impl IntoAnswer<Http>) -> Outcome {
-        IntoAnswer::<Http>::into_answer(value)
+        IntoAnswer::<Http>::into_answer(value).into_outcome()
     }
 
     fn response(outcome: Outcome) -> celerity_proto::v1::HttpResponse {

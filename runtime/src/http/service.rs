@@ -97,7 +97,7 @@ impl<S: ServesHttp> Endpoint for Served<S> {
             Some(Ok(payload)) => self.call_payload(payload, cx),
             // A request the SDK cannot read is answered as any HTTP
             // handler's would be.
-            Some(Err(outcome)) => Box::pin(std::future::ready(outcome)),
+            Some(Err(outcome)) => Box::pin(std::future::ready(outcome.into())),
             None => unserved(None, &cx),
         }
     }
@@ -107,7 +107,7 @@ impl<S: ServesHttp> Endpoint for Served<S> {
             Payload::Http(request) => {
                 let request = bridge::into_http(request, &cx);
                 let answer = layer::answer_of(self.service.clone(), request, self.limit);
-                Box::pin(async move { answer.await.into_wire() })
+                Box::pin(async move { answer.await.into_wire().into() })
             }
             other => unserved(Some(other.kind()), &cx),
         }
@@ -121,5 +121,5 @@ impl<S: ServesHttp> Endpoint for Served<S> {
 /// The answer to an event that is not an HTTP request.
 fn unserved(source: Option<HandlerKind>, cx: &Context) -> HandlerFuture {
     let outcome = kind::wrong_source(HandlerKind::Http, cx.handler_name(), source, cx.tag());
-    Box::pin(std::future::ready(outcome))
+    Box::pin(std::future::ready(outcome.into()))
 }

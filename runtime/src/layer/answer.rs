@@ -50,7 +50,7 @@ impl Answer {
     pub fn failure(kind: HandlerKind, message: impl Into<String>) -> Self {
         let message = message.into();
         let outcome = match kind {
-            HandlerKind::Http => IntoAnswer::<Http>::into_answer(HttpError::internal(message)),
+            HandlerKind::Http => IntoAnswer::<Http>::into_answer(HttpError::internal(message)).into_outcome(),
             HandlerKind::WebSocket => Outcome::Websocket(pb::Ack { success: false, error_message: message }),
             HandlerKind::Schedule => Outcome::Schedule(pb::Ack { success: false, error_message: message }),
             HandlerKind::Consumer => Outcome::Consumer(pb::BatchResult { success: false, failures: Vec::new() }),

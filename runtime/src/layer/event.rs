@@ -61,7 +61,7 @@ impl Payload {
     /// SDK cannot read (its method is not valid HTTP) is answered at once,
     /// as the HTTP kind answers an argument that cannot be taken.
     pub(crate) fn http(request: Result<Request, HttpError>) -> Result<Payload, Outcome> {
-        request.map(Payload::Http).map_err(<Http as Kind>::reject)
+        request.map(Payload::Http).map_err(|rejection| <Http as Kind>::reject(rejection).into_outcome())
     }
 }
 

@@ -215,7 +215,7 @@ impl Endpoint for Layered {
         let Some(source) = source else { return self.inner.call(None, cx) };
         match Payload::from_source(source) {
             Ok(payload) => self.call_payload(payload, cx),
-            Err(outcome) => Box::pin(std::future::ready(outcome)),
+            Err(outcome) => Box::pin(std::future::ready(outcome.into())),
         }
     }
 
@@ -226,6 +226,6 @@ impl Endpoint for Layered {
     }
 }
 
-async fn run(next: Next, event: Event) -> celerity_proto::v1::result::Outcome {
-    next.run(event).await.into_wire()
+async fn run(next: Next, event: Event) -> crate::reply::Reply {
+    next.run(event).await.into_wire().into()
 }

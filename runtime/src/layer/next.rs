@@ -101,7 +101,7 @@ impl Future for NextFuture {
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Answer> {
         match &mut self.get_mut().inner {
-            Running::Handler(future) => future.as_mut().poll(cx).map(Answer::from_wire),
+            Running::Handler(future) => future.as_mut().poll(cx).map(|reply| Answer::from_wire(reply.into_outcome())),
             Running::Layer(future) => future.as_mut().poll(cx),
         }
     }
@@ -156,7 +156,7 @@ impl Way for HandlerStep {
         if payload.kind() != kind {
             // A layer turned the payload into another kind's.
             let outcome: Outcome = kind::wrong_source(kind, cx.handler_name(), Some(payload.kind()), cx.tag());
-            return NextFuture { inner: Running::Handler(Box::pin(std::future::ready(outcome))) };
+            return NextFuture { inner: Running::Handler(Box::pin(std::future::ready(outcome.into()))) };
         }
         NextFuture { inner: Running::Handler(self.endpoint.call_payload(payload, cx)) }
     }

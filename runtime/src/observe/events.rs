@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use celerity_proto::v1::{HandlerMessage, RuntimeMessage, handler_message, runtime_message};
+use celerity_proto::v1::{HandlerMessage, RuntimeMessage, handler_message, result::Outcome, runtime_message};
 use tracing::Span;
 
 use super::outcome::{EventOutcome, records_failed};
@@ -19,6 +19,7 @@ use super::report::{self, Startup};
 use super::span::{event_span, record_outcome};
 use super::switches::{METRICS_ENV, Override, Switches, TRACING_ENV};
 use crate::registry::Registration;
+use crate::reply::HttpResult;
 use crate::session::{Event, HandshakeReport, LazySource, Session, WsOutcome, quoted};
 
 /// An event whose handler was started.
@@ -140,7 +141,10 @@ impl Observer {
     /// A frame is going out.
     pub(crate) fn outbound(&mut self, message: &HandlerMessage) {
         match &message.frame {
-            Some(handler_message::Frame::Result(result)) => self.answered(result),
+            Some(handler_message::Frame::Result(result)) => {
+                let outcome = EventOutcome::of(result.outcome.as_ref());
+                self.answered(&result.id, outcome, result.outcome.as_ref());
+            }
             #[cfg(feature = "metrics")]
             Some(handler_message::Frame::WsSend(send)) => {
                 if let Some(meter) = &self.meter {
@@ -151,39 +155,46 @@ impl Observer {
         }
     }
 
-    fn answered(&mut self, result: &celerity_proto::v1::Result) {
-        let outcome = EventOutcome::of(result.outcome.as_ref());
+    /// A `Result` sent with an HTTP response of the SDK's own answer types.
+    pub(crate) fn outbound_http(&mut self, result: &HttpResult) {
+        self.answered(&result.id, EventOutcome::of_http(u32::from(result.reply.status())), None);
+    }
+
+    /// The event `id` was answered, as `outcome`; `wire` is the answer in
+    /// the protocol's form when it was sent in it (a consumer's names its
+    /// failed records).
+    fn answered(&mut self, id: &str, outcome: EventOutcome, wire: Option<&Outcome>) {
         // Nothing watched (the usual case with tracing and metrics off):
         // no lookup.
-        let watched = if self.events.is_empty() { None } else { self.events.remove(&result.id) };
+        let watched = if self.events.is_empty() { None } else { self.events.remove(id) };
         match watched {
-            Some(event) => self.finished(event, result, outcome),
-            None => self.unwatched(result, outcome),
+            Some(event) => self.finished(event, id, outcome, wire),
+            None => self.unwatched(id, outcome, wire),
         }
     }
 
     /// An event that was not watched was answered: refused on arrival, or
     /// started while nothing would see it.
-    fn unwatched(&self, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
+    fn unwatched(&self, id: &str, outcome: EventOutcome, _wire: Option<&Outcome>) {
         if matches!(outcome, EventOutcome::Deadline | EventOutcome::Cancelled) {
             // Only a started event is answered for this way.
-            tracing::warn!(event_id = %quoted(&result.id), "the handler did not finish in time and was abandoned ({outcome})");
+            tracing::warn!(event_id = %quoted(id), "the handler did not finish in time and was abandoned ({outcome})");
         }
         #[cfg(feature = "metrics")]
-        self.refused(result, outcome);
+        self.refused(id, outcome, _wire);
     }
 
     /// The event of a handler that was started was answered.
-    fn finished(&self, event: Watched, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
+    fn finished(&self, event: Watched, id: &str, outcome: EventOutcome, wire: Option<&Outcome>) {
         let elapsed = event.started.elapsed();
         record_outcome(&event.span, outcome);
         let elapsed_ms = elapsed.as_secs_f64() * 1000.0;
-        let records = event.records.map(|n| (n, records_failed(result.outcome.as_ref(), n)));
+        let records = event.records.map(|n| (n, records_failed(wire, n)));
         if matches!(outcome, EventOutcome::Deadline | EventOutcome::Cancelled) {
             tracing::warn!(
                 parent: &event.span,
                 tag = %quoted(&event.tag),
-                event_id = %quoted(&result.id),
+                event_id = %quoted(id),
                 elapsed_ms,
                 "the handler did not finish in time and was abandoned ({outcome})"
             );
@@ -199,11 +210,11 @@ impl Observer {
 
     /// An event was answered without a handler: refused on arrival.
     #[cfg(feature = "metrics")]
-    fn refused(&self, result: &celerity_proto::v1::Result, outcome: EventOutcome) {
+    fn refused(&self, id: &str, outcome: EventOutcome, wire: Option<&Outcome>) {
         if let Some(meter) = &self.meter
-            && let Some((_, tag, records)) = self.arriving.iter().find(|(id, ..)| *id == result.id)
+            && let Some((_, tag, records)) = self.arriving.iter().find(|(arriving, ..)| **arriving == *id)
         {
-            let records = records.map(|n| (n, records_failed(result.outcome.as_ref(), n)));
+            let records = records.map(|n| (n, records_failed(wire, n)));
             meter.event(tag, outcome, None, records);
         }
     }

@@ -61,14 +61,19 @@ impl EventOutcome {
         EventOutcome::Refused,
     ];
 
+    /// Classifies an HTTP response by its status: a server error is the
+    /// handler's failure.
+    pub(crate) fn of_http(status: u32) -> EventOutcome {
+        if status >= 500 { EventOutcome::HandlerError } else { EventOutcome::Ok }
+    }
+
     /// Classifies the outcome of a `Result`; a `Result` with no outcome at
     /// all is a failure of the handler's.
     pub fn of(outcome: Option<&Outcome>) -> EventOutcome {
         match outcome {
             None => EventOutcome::HandlerError,
             Some(Outcome::Error(error)) => Self::of_error(error),
-            Some(Outcome::Http(response)) if response.status >= 500 => EventOutcome::HandlerError,
-            Some(Outcome::Http(_)) => EventOutcome::Ok,
+            Some(Outcome::Http(response)) => Self::of_http(response.status),
             Some(Outcome::Websocket(ack) | Outcome::Schedule(ack)) => {
                 if ack.success {
                     EventOutcome::Ok

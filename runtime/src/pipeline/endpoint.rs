@@ -20,10 +20,20 @@ use crate::http::Request;
 use crate::kind::{self, HandlerKind};
 use crate::layer::Payload;
 use crate::panics::{CatchPanic, guarded};
+use crate::reply::Reply;
 use crate::session::{LazySource, in_source};
 
-/// The future of a handler's outcome.
-pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;
+/// The future of a handler's answer.
+pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Reply> + Send + 'static>>;
+
+/// `future` as a [`HandlerFuture`]: boxed, its output the driver's form.
+pub(crate) fn erased<F>(future: F) -> HandlerFuture
+where
+    F: Future + Send + 'static,
+    F::Output: Into<Reply>,
+{
+    Box::pin(async move { future.await.into() })
+}
 
 /// A handler of some kind, its kind erased: what a registration holds.
 pub(crate) trait Endpoint: Send + Sync + 'static {
@@ -77,15 +87,15 @@ where
             None => None,
         };
         let outcome = kind::wrong_source(K::KIND, cx.handler_name(), unserved, cx.tag());
-        Box::pin(std::future::ready(outcome))
+        Box::pin(std::future::ready(outcome.into()))
     }
 
     fn call_payload(&self, payload: Payload, cx: Context) -> HandlerFuture {
         match K::serve_payload(&self.handler, &self.options, payload, &cx) {
             Ok(future) => future,
-            Err(kind) => {
-                Box::pin(std::future::ready(kind::wrong_source(K::KIND, cx.handler_name(), Some(kind), cx.tag())))
-            }
+            Err(kind) => Box::pin(std::future::ready(
+                kind::wrong_source(K::KIND, cx.handler_name(), Some(kind), cx.tag()).into(),
+            )),
         }
     }
 }
@@ -99,11 +109,11 @@ pub(crate) async fn start(
     endpoint: Arc<dyn Endpoint>,
     source: Option<LazySource>,
     cx: Context,
-) -> Result<Outcome, DecodeError> {
+) -> Result<Reply, DecodeError> {
     let source = match source.map(LazySource::into_single) {
         Some(Ok((kind, bytes))) => match straight(kind, bytes)? {
             Straight::Payload(payload) => return Ok(answer(guarded(|| endpoint.call_payload(payload, cx))).await),
-            Straight::Answered(outcome) => return Ok(outcome),
+            Straight::Answered(outcome) => return Ok(outcome.into()),
             Straight::Not(kind, bytes) => Some(LazySource::encoded(kind, bytes).decode()?),
         },
         Some(Err(source)) => Some(source.decode()?),
@@ -112,12 +122,12 @@ pub(crate) async fn start(
     Ok(answer(guarded(|| endpoint.call(source, cx))).await)
 }
 
-/// The outcome of a handler's call: its future's, panics caught, or the
+/// The answer of a handler's call: its future's, panics caught, or the
 /// answer given instead of calling it.
-async fn answer(call: Result<HandlerFuture, Outcome>) -> Outcome {
+async fn answer(call: Result<HandlerFuture, Outcome>) -> Reply {
     match call {
         Ok(future) => CatchPanic { future }.await,
-        Err(outcome) => outcome,
+        Err(outcome) => outcome.into(),
     }
 }
 
@@ -162,5 +172,5 @@ where
     H: Handler<K, Args>,
     Args: 'static,
 {
-    endpoint::<K, H, Args>(handler, options).call(dispatch.source, cx).await
+    endpoint::<K, H, Args>(handler, options).call(dispatch.source, cx).await.into_outcome()
 }

@@ -31,8 +31,9 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
     type Event: Send + 'static;
 
     /// What a handler gives back once its return value is converted: the
-    /// `Result` outcome, or, for a handler of one consumer record, whether
-    /// that record failed.
+    /// `Result` outcome; for HTTP, the response as the SDK sends it (the
+    /// SDK's own answer types kept as a status, a content type and a body);
+    /// for a handler of one consumer record, whether that record failed.
     type Answer: Send + 'static;
 
     /// What an argument that cannot be taken is answered with.
@@ -85,7 +86,8 @@ macro_rules! whole_event_kind {
         pub struct $kind:ident;
         serves: $handler_kind:ident from Source::$variant:ident,
         event: $event:ty = $decode:expr,
-        rejection: $rejection:ty = $reject:expr $(,)?
+        rejection: $rejection:ty = $reject:expr,
+        answer: $answer:ty $(,)?
     ) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,11 +98,11 @@ macro_rules! whole_event_kind {
         impl $crate::pipeline::Kind for $kind {
             const KIND: $crate::kind::HandlerKind = $crate::kind::HandlerKind::$handler_kind;
             type Event = $event;
-            type Answer = ::celerity_proto::v1::result::Outcome;
+            type Answer = $answer;
             type Rejection = $rejection;
             type Options = ();
 
-            fn reject(rejection: $rejection) -> ::celerity_proto::v1::result::Outcome {
+            fn reject(rejection: $rejection) -> $answer {
                 ($reject)(rejection)
             }
 
@@ -116,10 +118,10 @@ macro_rules! whole_event_kind {
             {
                 match source {
                     ::celerity_proto::v1::dispatch::Source::$variant(wire) => Ok(match ($decode)(wire) {
-                        Ok(event) => Box::pin(handler.call(event, cx)),
-                        Err(rejection) => {
-                            Box::pin(::std::future::ready(<Self as $crate::pipeline::Kind>::reject(rejection)))
-                        }
+                        Ok(event) => $crate::pipeline::erased(handler.call(event, cx)),
+                        Err(rejection) => Box::pin(::std::future::ready(
+                            <Self as $crate::pipeline::Kind>::reject(rejection).into(),
+                        )),
                     }),
                     other => Err($crate::kind::HandlerKind::of_source(&other)),
                 }
@@ -136,7 +138,7 @@ macro_rules! whole_event_kind {
                 Args: 'static,
             {
                 match payload {
-                    $crate::layer::Payload::$handler_kind(event) => Ok(Box::pin(handler.call(event, cx))),
+                    $crate::layer::Payload::$handler_kind(event) => Ok($crate::pipeline::erased(handler.call(event, cx))),
                     other => Err(other.kind()),
                 }
             }

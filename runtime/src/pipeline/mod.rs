@@ -29,7 +29,7 @@ mod needs;
 pub use answer::IntoAnswer;
 #[cfg(test)]
 pub(crate) use endpoint::serve_once;
-pub(crate) use endpoint::{Endpoint, HandlerFuture, endpoint, start};
+pub(crate) use endpoint::{Endpoint, HandlerFuture, endpoint, erased, start};
 pub use extract::FromEvent;
 pub use handler::{Handler, HandlerCall};
 pub use kind::Kind;

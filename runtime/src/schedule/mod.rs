@@ -204,6 +204,7 @@ whole_event_kind! {
     serves: Schedule from Source::Schedule,
     event: Trigger = |wire| Ok(Trigger::from_wire(wire)),
     rejection: Error = |rejection: Error| failed(&rejection),
+    answer: ::celerity_proto::v1::result::Outcome,
 }
 
 kind_diagnostics! {

@@ -70,7 +70,7 @@ fn ok_outcome() -> Outcome {
 }
 
 fn completed(id: &str) -> Input {
-    Input::Completed { id: id.into(), outcome: ok_outcome() }
+    Input::Completed { id: id.into(), outcome: ok_outcome().into() }
 }
 
 fn drain(session: &mut Session) -> Vec<Action> {
@@ -994,7 +994,7 @@ fn an_answer_too_large_for_a_frame_is_replaced_by_an_error_that_fits() {
     drain(&mut session);
     let body = vec![b'x'; MIN_MESSAGE_BYTES];
     let outcome = Outcome::Http(pb::HttpResponse { status: 200, body: body.into(), ..Default::default() });
-    session.handle(T0, Input::Completed { id: "e1".into(), outcome });
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome: outcome.into() });
     let actions = drain(&mut session);
     let result = &results(&actions)[0];
     assert_eq!(result.credit_grant, 1, "the place goes back as for any answer");
@@ -1418,7 +1418,7 @@ fn an_answer_of_another_shape_is_replaced_by_an_error_naming_both() {
     session.handle(T0, dispatch("e1", "GET::/a", 0));
     drain(&mut session);
     let schedule_ack = Outcome::Schedule(pb::Ack { success: true, error_message: String::new() });
-    session.handle(T0, Input::Completed { id: "e1".into(), outcome: schedule_ack });
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome: schedule_ack.into() });
     let actions = drain(&mut session);
     let [result] = &results(&actions)[..] else { panic!("one answer: {actions:?}") };
     match &result.outcome {

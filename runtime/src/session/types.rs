@@ -5,10 +5,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use celerity_proto::v1::{self as pb, HandlerMessage, RuntimeMessage, result::Outcome, runtime_message};
+use celerity_proto::v1::{self as pb, HandlerMessage, RuntimeMessage, runtime_message};
 
 use super::{Event, HandshakeReport, SessionError, WsOutcome};
 use crate::kind::HandlerKind;
+use crate::reply::{HttpResult, Reply};
 
 /// How a handler is bound to the blueprint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -251,12 +252,12 @@ pub enum Input {
         /// The largest frame accepted.
         limit: usize,
     },
-    /// A handler finished, with the outcome to send.
+    /// A handler finished, with the answer to send.
     Completed {
         /// The dispatch id, as [`Action::Start`] gave it.
         id: Arc<str>,
         /// What the handler produced.
-        outcome: Outcome,
+        outcome: Reply,
     },
     /// A started event's source did not decode, so its handler never ran:
     /// answered with an [`error_type::UNDECODABLE`] error naming the field,
@@ -309,7 +310,7 @@ impl From<RuntimeMessage> for Input {
 impl Input {
     /// How a started event ends: [`Input::Completed`] with its handler's
     /// outcome, or [`Input::Undecoded`] when its source did not decode.
-    pub fn finished(id: Arc<str>, finished: Result<Outcome, prost::DecodeError>) -> Input {
+    pub fn finished(id: Arc<str>, finished: Result<Reply, prost::DecodeError>) -> Input {
         match finished {
             Ok(outcome) => Input::Completed { id, outcome },
             Err(error) => Input::Undecoded { id, error },
@@ -322,6 +323,9 @@ impl Input {
 pub enum Action {
     /// Write this frame to the stream.
     Send(HandlerMessage),
+    /// Write this `Result`, an HTTP response of the SDK's own answer types,
+    /// to the stream: a frame the same as [`HttpResult::into_message`]'s.
+    SendHttp(HttpResult),
     /// Run handler `handler` (an index into [`SessionConfig::handlers`]) for
     /// this dispatch. It must be answered with [`Input::Completed`].
     Start {

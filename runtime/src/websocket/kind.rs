@@ -14,6 +14,7 @@ whole_event_kind! {
     serves: WebSocket from Source::Websocket,
     event: Message = |wire| Ok(Message::from_wire(wire)),
     rejection: Error = |rejection: Error| failed(&rejection),
+    answer: ::celerity_proto::v1::result::Outcome,
 }
 
 kind_diagnostics! {

@@ -103,7 +103,7 @@ impl Kind {
                 id: id.into(),
                 error: pb::HttpRequest::decode(&[0x0a, 0x01, 0xff][..]).expect_err("not UTF-8"),
             },
-            _ => Input::Completed { id: id.into(), outcome: self.outcome(id) },
+            _ => Input::Completed { id: id.into(), outcome: self.outcome(id).into() },
         }
     }
 }

@@ -9,10 +9,11 @@ use celerity_proto::v1::{self as pb, HandlerMessage, handler_message, result::Ou
 use prost::Message as _;
 
 use crate::kind;
+use crate::reply::{HttpResult, Reply};
 use crate::session::{Action, Phase, Session, error_type, quoted};
 
 impl Session {
-    pub(in crate::session) fn on_completed(&mut self, _now: i64, id: Arc<str>, outcome: Outcome) {
+    pub(in crate::session) fn on_completed(&mut self, _now: i64, id: Arc<str>, reply: Reply) {
         let Some(event) = self.in_flight.get(&id) else {
             // The session already answered for it (deadline or cancellation
             // grace); the late outcome is dropped.
@@ -21,32 +22,42 @@ impl Session {
         let spec = &self.config.handlers[event.handler];
         // A hand-written answer can build any outcome; one the runtime
         // cannot use for this source is never sent.
-        let outcome = if spec.kind.fits(&outcome) {
-            outcome
+        let reply = if spec.kind.fits_reply(&reply) {
+            reply
         } else {
-            kind::wrong_outcome(spec.kind, &spec.name, &outcome, &self.tags[event.handler])
+            kind::wrong_outcome(spec.kind, &spec.name, &reply.into_outcome(), &self.tags[event.handler]).into()
         };
-        self.answer(&id, outcome);
+        self.answer(&id, reply);
         self.after_answers();
     }
 
     /// Sends the result for an in-flight event and releases its place.
-    pub(in crate::session) fn answer(&mut self, id: &str, outcome: Outcome) {
+    pub(in crate::session) fn answer(&mut self, id: &str, reply: impl Into<Reply>) {
         let wire_id = self.forget(id).unwrap_or_else(|| id.to_string());
         let credit_grant = self.credit.grant_for_result();
-        self.send_result(wire_id, credit_grant, outcome);
+        self.send_result(wire_id, credit_grant, reply.into());
     }
 
     /// Sends a `Result`, unless it would not fit a frame: then an error
     /// saying so goes in its place, since the transport's encoder would
     /// fail the whole stream on it. Ids are at most [`MAX_ID_BYTES`] and
     /// frames at least [`MIN_MESSAGE_BYTES`], so that error always fits.
-    pub(in crate::session) fn send_result(&mut self, id: String, credit_grant: u32, outcome: Outcome) {
-        let mut message = HandlerMessage {
-            frame: Some(handler_message::Frame::Result(pb::Result { id, credit_grant, outcome: Some(outcome) })),
+    pub(in crate::session) fn send_result(&mut self, id: String, credit_grant: u32, reply: Reply) {
+        let limit = self.config.max_message_bytes;
+        let mut message = match reply {
+            Reply::Http(reply) => {
+                let result = HttpResult { id, credit_grant, reply };
+                if result.encoded_len() <= limit {
+                    self.actions.push_back(Action::SendHttp(result));
+                    return;
+                }
+                result.into_message()
+            }
+            Reply::Outcome(outcome) => HandlerMessage {
+                frame: Some(handler_message::Frame::Result(pb::Result { id, credit_grant, outcome: Some(outcome) })),
+            },
         };
         let bytes = message.encoded_len();
-        let limit = self.config.max_message_bytes;
         if bytes > limit
             && let Some(handler_message::Frame::Result(result)) = &mut message.frame
         {

@@ -162,7 +162,7 @@ impl Session {
     /// [`Session::answer_unstarted`] with a whole outcome.
     pub(in crate::session) fn answer_unstarted_with(&mut self, id: String, outcome: Outcome) {
         let credit_grant = self.credit.grant_for_result();
-        self.send_result(id, credit_grant, outcome);
+        self.send_result(id, credit_grant, outcome.into());
         self.after_answers();
     }
 
