@@ -7,13 +7,13 @@
 //! types (text, bytes, JSON, an error, a bare status) carry at most that
 //! one header, and it is always a static string. So they travel as an
 //! [`HttpReply`] (a status, that content type and the body) and are
-//! written to the wire as what they are ([`HttpResult`]); wherever the
+//! written to the wire as what they are ([`HttpResult`], written by
+//! `codec/outbound.rs`); wherever the
 //! protocol's form is needed instead (a layer, a tower service, the test
 //! kit, Lambda), [`Reply::into_outcome`] makes it, the same response.
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use celerity_proto::v1::{self as pb, result::Outcome};
-use prost::encoding::{self, WireType};
 
 /// The answer an event's handler gave, as its task hands it on.
 ///
@@ -30,19 +30,14 @@ pub enum Reply {
 /// An HTTP response with no header but, perhaps, a static `content-type`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpReply {
-    status: u16,
-    content_type: Option<&'static str>,
-    body: Bytes,
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<&'static str>,
+    pub(crate) body: Bytes,
 }
 
 impl HttpReply {
     pub(crate) fn new(status: http::StatusCode, content_type: Option<&'static str>, body: Bytes) -> Self {
         HttpReply { status: status.as_u16(), content_type, body }
-    }
-
-    /// The status.
-    pub(crate) fn status(&self) -> u16 {
-        self.status
     }
 
     /// The response in the protocol's form: the content type, when there is
@@ -54,64 +49,10 @@ impl HttpReply {
         }
         pb::HttpResponse { status: u32::from(self.status), headers, body: self.body }
     }
-
-    /// How long [`HttpReply::encode`] writes.
-    fn encoded_len(&self) -> usize {
-        let status = if self.status == 0 { 0 } else { encoding::uint32::encoded_len(1, &u32::from(self.status)) };
-        let headers = self.content_type.map_or(0, |content_type| nested_len(2, entry_len(content_type)));
-        let body = if self.body.is_empty() { 0 } else { nested_len(3, self.body.len()) };
-        status + headers + body
-    }
-
-    /// Writes the `HttpResponse` message's fields, as prost writes
-    /// [`HttpReply::into_wire`]'s, the body in place.
-    fn encode(&self, buf: &mut impl BufMut) {
-        if self.status != 0 {
-            encoding::uint32::encode(1, &u32::from(self.status), buf);
-        }
-        if let Some(content_type) = self.content_type {
-            nested(2, entry_len(content_type), buf);
-            text(1, CONTENT_TYPE, buf);
-            nested(2, value_len(content_type), buf);
-            text(1, content_type, buf);
-        }
-        if !self.body.is_empty() {
-            nested(3, self.body.len(), buf);
-            buf.put_slice(&self.body);
-        }
-    }
 }
 
-const CONTENT_TYPE: &str = "content-type";
-
-/// The map entry `content-type` → `Values { values: [content_type] }`.
-fn entry_len(content_type: &str) -> usize {
-    string_len(1, CONTENT_TYPE) + nested_len(2, value_len(content_type))
-}
-
-/// `Values { values: [content_type] }`.
-fn value_len(content_type: &str) -> usize {
-    string_len(1, content_type)
-}
-
-fn string_len(tag: u32, text: &str) -> usize {
-    encoding::key_len(tag) + encoding::encoded_len_varint(text.len() as u64) + text.len()
-}
-
-fn nested_len(tag: u32, len: usize) -> usize {
-    encoding::key_len(tag) + encoding::encoded_len_varint(len as u64) + len
-}
-
-fn nested(tag: u32, len: usize, buf: &mut impl BufMut) {
-    encoding::encode_key(tag, WireType::LengthDelimited, buf);
-    encoding::encode_varint(len as u64, buf);
-}
-
-/// A string field, as prost writes one that is not empty.
-fn text(tag: u32, text: &str, buf: &mut impl BufMut) {
-    nested(tag, text.len(), buf);
-    buf.put_slice(text.as_bytes());
-}
+/// The one header an [`HttpReply`] may have.
+pub(crate) const CONTENT_TYPE: &str = "content-type";
 
 /// An HTTP response as an answer type makes it: in the protocol's form, or
 /// as an [`HttpReply`].
@@ -170,8 +111,8 @@ impl From<Outcome> for Reply {
 }
 
 /// A `Result` frame answering with an [`HttpReply`], as the session sends
-/// it: written by the encoder as prost writes the same frame with the
-/// reply in the protocol's form.
+/// it: written by the encoder (`codec/outbound.rs`) as prost writes the same
+/// frame with the reply in the protocol's form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpResult {
     pub(crate) id: String,
@@ -180,31 +121,6 @@ pub struct HttpResult {
 }
 
 impl HttpResult {
-    /// The `Result` message's length.
-    fn result_len(&self) -> usize {
-        let id = if self.id.is_empty() { 0 } else { string_len(1, &self.id) };
-        let credit = if self.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &self.credit_grant) };
-        id + credit + nested_len(10, self.reply.encoded_len())
-    }
-
-    /// The whole `HandlerMessage`'s length.
-    pub(crate) fn encoded_len(&self) -> usize {
-        nested_len(2, self.result_len())
-    }
-
-    /// Writes the `HandlerMessage`.
-    pub(crate) fn encode(&self, buf: &mut impl BufMut) {
-        nested(2, self.result_len(), buf);
-        if !self.id.is_empty() {
-            text(1, &self.id, buf);
-        }
-        if self.credit_grant != 0 {
-            encoding::uint32::encode(2, &self.credit_grant, buf);
-        }
-        nested(10, self.reply.encoded_len(), buf);
-        self.reply.encode(buf);
-    }
-
     /// The same frame in the protocol's form.
     pub(crate) fn into_message(self) -> pb::HandlerMessage {
         pb::HandlerMessage {
@@ -219,32 +135,7 @@ impl HttpResult {
 
 #[cfg(test)]
 mod tests {
-    use prost::Message as _;
-
     use super::*;
-
-    #[test]
-    fn a_result_is_written_as_prost_writes_it_in_the_protocols_form() {
-        let bodies = [Bytes::new(), Bytes::from_static(b"{\"ok\":true}"), Bytes::from(vec![7u8; 70_000])];
-        for body in bodies {
-            for content_type in [None, Some("application/json"), Some("text/plain; charset=utf-8")] {
-                for status in [200, 204, 404, 500] {
-                    for (id, credit_grant) in [("ev-1", 1), ("", 0), ("e", 7)] {
-                        let status = http::StatusCode::from_u16(status).unwrap();
-                        let result = HttpResult {
-                            id: id.to_string(),
-                            credit_grant,
-                            reply: HttpReply::new(status, content_type, body.clone()),
-                        };
-                        let mut ours = Vec::new();
-                        result.encode(&mut ours);
-                        assert_eq!(ours.len(), result.encoded_len());
-                        assert_eq!(ours, result.clone().into_message().encode_to_vec(), "{result:?}");
-                    }
-                }
-            }
-        }
-    }
 
     #[test]
     fn the_protocols_form_has_the_content_type_as_its_one_header() {

@@ -7,11 +7,15 @@
 //! body, a text message) allocates on its first clone: one allocation per
 //! answer, and one per WebSocket message, on the stream's thread. Here those
 //! fields are written as slices, and every other field through prost's own
-//! encoding, in the order prost's generated code writes them; a test checks
-//! the bytes against prost's for every shape of frame.
+//! encoding, in the order prost's generated code writes them. An
+//! [`HttpResult`] is written from its status, content type and body as prost
+//! writes the same frame in the protocol's form. Tests check the bytes
+//! against prost's for every shape of frame.
 
 use bytes::{BufMut, Bytes};
 use celerity_proto::v1::{self as pb, HandlerMessage, handler_message::Frame, result::Outcome};
+
+use crate::reply::{CONTENT_TYPE, HttpReply, HttpResult};
 use prost::Message as _;
 use prost::encoding::{self, WireType};
 
@@ -50,6 +54,71 @@ fn head_len(result: &pb::Result) -> usize {
     let id = if result.id.is_empty() { 0 } else { encoding::string::encoded_len(1, &result.id) };
     let credit = if result.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &result.credit_grant) };
     id + credit
+}
+
+/// How long a string field is, written (not empty).
+fn text_len(tag: u32, text: &str) -> usize {
+    nested_len(tag, text.len())
+}
+
+/// A string field, as prost writes one that is not empty.
+fn text(tag: u32, text: &str, buf: &mut impl BufMut) {
+    nested(tag, text.len(), buf);
+    buf.put_slice(text.as_bytes());
+}
+
+impl HttpResult {
+    /// The whole `HandlerMessage`'s length.
+    pub(crate) fn encoded_len(&self) -> usize {
+        nested_len(2, self.result_len())
+    }
+
+    /// Writes the `HandlerMessage`.
+    pub(crate) fn encode(&self, buf: &mut impl BufMut) {
+        nested(2, self.result_len(), buf);
+        if !self.id.is_empty() {
+            text(1, &self.id, buf);
+        }
+        if self.credit_grant != 0 {
+            encoding::uint32::encode(2, &self.credit_grant, buf);
+        }
+        nested(10, reply_len(&self.reply), buf);
+        reply_raw(&self.reply, buf);
+    }
+
+    fn result_len(&self) -> usize {
+        let id = if self.id.is_empty() { 0 } else { text_len(1, &self.id) };
+        let credit = if self.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &self.credit_grant) };
+        id + credit + nested_len(10, reply_len(&self.reply))
+    }
+}
+
+/// How long `reply`'s `HttpResponse` fields are.
+fn reply_len(reply: &HttpReply) -> usize {
+    let status = if reply.status == 0 { 0 } else { encoding::uint32::encoded_len(1, &u32::from(reply.status)) };
+    let headers = reply.content_type.map_or(0, |content_type| nested_len(2, entry_len(content_type)));
+    let body = if reply.body.is_empty() { 0 } else { nested_len(3, reply.body.len()) };
+    status + headers + body
+}
+
+/// The map entry `content-type` → `Values { values: [content_type] }`.
+fn entry_len(content_type: &str) -> usize {
+    text_len(1, CONTENT_TYPE) + nested_len(2, text_len(1, content_type))
+}
+
+/// `reply`'s `HttpResponse` fields, as prost writes [`HttpReply::into_wire`]'s,
+/// the body in place.
+fn reply_raw(reply: &HttpReply, buf: &mut impl BufMut) {
+    if reply.status != 0 {
+        encoding::uint32::encode(1, &u32::from(reply.status), buf);
+    }
+    if let Some(content_type) = reply.content_type {
+        nested(2, entry_len(content_type), buf);
+        text(1, CONTENT_TYPE, buf);
+        nested(2, text_len(1, content_type), buf);
+        text(1, content_type, buf);
+    }
+    bytes_field(3, &reply.body, buf);
 }
 
 /// The key and length of a message field of `len` bytes.
@@ -200,6 +269,29 @@ mod tests {
             vec![full, pb::WsOutbound::default(), pb::WsOutbound { connection_id: "c-3".into(), ..Default::default() }];
         same(Frame::WsSend(pb::WsSend { correlation_id: "s-1".into(), messages }));
         same(Frame::WsSend(pb::WsSend::default()));
+    }
+
+    #[test]
+    fn http_results_are_the_bytes_prost_writes_in_the_protocols_form() {
+        let bodies = [Bytes::new(), Bytes::from_static(b"{\"ok\":true}"), Bytes::from(vec![7u8; 70_000])];
+        for body in bodies {
+            for content_type in [None, Some("application/json"), Some("text/plain; charset=utf-8")] {
+                for status in [200, 204, 404, 500] {
+                    for (id, credit_grant) in [("ev-1", 1), ("", 0), ("e", 7)] {
+                        let status = http::StatusCode::from_u16(status).unwrap();
+                        let result = HttpResult {
+                            id: id.to_string(),
+                            credit_grant,
+                            reply: HttpReply::new(status, content_type, body.clone()),
+                        };
+                        let mut ours = Vec::new();
+                        result.encode(&mut ours);
+                        assert_eq!(ours.len(), result.encoded_len());
+                        assert_eq!(ours, result.clone().into_message().encode_to_vec(), "{result:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

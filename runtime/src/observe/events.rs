@@ -157,7 +157,7 @@ impl Observer {
 
     /// A `Result` sent with an HTTP response of the SDK's own answer types.
     pub(crate) fn outbound_http(&mut self, result: &HttpResult) {
-        self.answered(&result.id, EventOutcome::of_http(u32::from(result.reply.status())), None);
+        self.answered(&result.id, EventOutcome::of_http(u32::from(result.reply.status)), None);
     }
 
     /// The event `id` was answered, as `outcome`; `wire` is the answer in
