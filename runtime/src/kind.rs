@@ -52,9 +52,9 @@ impl HandlerKind {
         }
     }
 
-    /// Whether the runtime can use `outcome` to answer an event of this
-    /// kind: its own shape, or a `HandlerError`.
-    /// Whether `reply` is an answer the runtime can use for this kind.
+    /// Whether `reply` is an answer the runtime can use for this kind, as
+    /// [`HandlerKind::fits`] says of its protocol form: an HTTP reply of the
+    /// SDK's own is an HTTP response.
     pub(crate) fn fits_reply(self, reply: &Reply) -> bool {
         match reply {
             Reply::Outcome(outcome) => self.fits(outcome),
@@ -62,6 +62,8 @@ impl HandlerKind {
         }
     }
 
+    /// Whether the runtime can use `outcome` to answer an event of this
+    /// kind: its own shape, or a `HandlerError`.
     pub(crate) fn fits(self, outcome: &Outcome) -> bool {
         matches!(
             (self, outcome),
@@ -140,4 +142,29 @@ pub(crate) fn wrong_outcome(kind: HandlerKind, name: &str, outcome: &Outcome, ta
         r#type: WRONG_OUTCOME.to_string(),
         stack: String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::reply::HttpReply;
+
+    #[test]
+    fn an_http_reply_fits_an_http_handler_only_as_its_protocol_form_does() {
+        let reply = HttpReply::new(http::StatusCode::OK, Some("text/plain; charset=utf-8"), Bytes::from_static(b"ok"));
+        let kinds = [
+            HandlerKind::Http,
+            HandlerKind::WebSocket,
+            HandlerKind::Consumer,
+            HandlerKind::Schedule,
+            HandlerKind::Custom,
+        ];
+        for kind in kinds {
+            let wire = Reply::Http(reply.clone()).into_outcome();
+            assert_eq!(kind.fits_reply(&Reply::Http(reply.clone())), kind.fits(&wire), "{kind}");
+        }
+        assert!(HandlerKind::Http.fits_reply(&Reply::Http(reply)));
+    }
 }

@@ -1,5 +1,6 @@
 //! Unit tests of the protocol core, with a fake clock.
 
+use bytes::Bytes;
 use celerity_proto::v1::{
     self as pb, Dispatch, Draining, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig,
     RuntimeMessage, handler_message, result::Outcome, runtime_message,
@@ -9,6 +10,7 @@ use prost::Message as _;
 
 use super::*;
 use crate::kind::HandlerKind;
+use crate::reply::{HttpReply, Reply};
 
 const T0: i64 = 1_000_000;
 
@@ -77,11 +79,13 @@ fn drain(session: &mut Session) -> Vec<Action> {
     std::iter::from_fn(|| session.poll_action()).collect()
 }
 
+/// The frames sent, an HTTP reply of the SDK's own in the protocol's form.
 fn sent(actions: &[Action]) -> Vec<handler_message::Frame> {
     actions
         .iter()
         .filter_map(|a| match a {
             Action::Send(HandlerMessage { frame: Some(frame) }) => Some(frame.clone()),
+            Action::SendHttp(result) => result.clone().into_message().frame,
             _ => None,
         })
         .collect()
@@ -988,14 +992,41 @@ fn serving_small_frames(tags: &[&str]) -> Session {
 }
 
 #[test]
+fn an_http_reply_of_the_sdks_own_goes_out_as_itself_with_its_place() {
+    let mut session = serving(&["GET::/a"], 2);
+    session.handle(T0, dispatch("e1", "GET::/a", 0));
+    drain(&mut session);
+    let reply = HttpReply::new(http::StatusCode::CREATED, Some("application/json"), Bytes::from_static(b"{}"));
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome: Reply::Http(reply.clone()) });
+    let actions = drain(&mut session);
+    let sent: Vec<_> = actions.iter().filter(|a| matches!(a, Action::Send(_) | Action::SendHttp(_))).collect();
+    match &sent[..] {
+        [Action::SendHttp(result)] => {
+            assert_eq!((result.id.as_str(), result.credit_grant), ("e1", 1));
+            assert_eq!(result.reply, reply);
+        }
+        other => panic!("expected the reply as itself, got {other:?}"),
+    }
+    assert!(session.tables_empty());
+}
+
+#[test]
 fn an_answer_too_large_for_a_frame_is_replaced_by_an_error_that_fits() {
+    let body = Bytes::from(vec![b'x'; MIN_MESSAGE_BYTES]);
+    let wire = Outcome::Http(pb::HttpResponse { status: 200, body: body.clone(), ..Default::default() });
+    let own = HttpReply::new(http::StatusCode::OK, Some("application/octet-stream"), body);
+    for outcome in [Reply::Outcome(wire), Reply::Http(own)] {
+        too_large_is_replaced(outcome);
+    }
+}
+
+fn too_large_is_replaced(outcome: Reply) {
     let mut session = serving_small_frames(&["GET::/a"]);
     session.handle(T0, dispatch("e1", "GET::/a", 0));
     drain(&mut session);
-    let body = vec![b'x'; MIN_MESSAGE_BYTES];
-    let outcome = Outcome::Http(pb::HttpResponse { status: 200, body: body.into(), ..Default::default() });
-    session.handle(T0, Input::Completed { id: "e1".into(), outcome: outcome.into() });
+    session.handle(T0, Input::Completed { id: "e1".into(), outcome });
     let actions = drain(&mut session);
+    assert!(!actions.iter().any(|a| matches!(a, Action::SendHttp(_))), "{actions:?}");
     let result = &results(&actions)[0];
     assert_eq!(result.credit_grant, 1, "the place goes back as for any answer");
     match &result.outcome {

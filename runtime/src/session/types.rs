@@ -324,7 +324,7 @@ pub enum Action {
     /// Write this frame to the stream.
     Send(HandlerMessage),
     /// Write this `Result`, an HTTP response of the SDK's own answer types,
-    /// to the stream: a frame the same as [`HttpResult::into_message`]'s.
+    /// to the stream: the same frame as its protocol form would be.
     SendHttp(HttpResult),
     /// Run handler `handler` (an index into [`SessionConfig::handlers`]) for
     /// this dispatch. It must be answered with [`Input::Completed`].
