@@ -4,13 +4,13 @@
 //! `HashMap<String, Values>`: four allocations for one `content-type`, made
 //! on the worker that ran the handler, measured by the session and the
 //! encoder on the stream's thread, and freed there. The SDK's own answer
-//! types (text, bytes, JSON, an error, a bare status) carry at most that
-//! one header, and it is always a static string. So they travel as an
-//! [`HttpReply`] (a status, that content type and the body) and are
-//! written to the wire as what they are ([`HttpResult`], written by
-//! `codec/outbound.rs`); wherever the
-//! protocol's form is needed instead (a layer, a tower service, the test
-//! kit, Lambda), [`Reply::into_outcome`] makes it, the same response.
+//! types (text, bytes, JSON, a bare status, and those with a status beside
+//! them) carry at most that one header, and it is always a static string.
+//! So they travel as an [`HttpReply`] (a status, that content type and the
+//! body) and are written to the wire as what they are ([`HttpResult`],
+//! written by `codec/outbound.rs`). Wherever the protocol's form is needed
+//! instead (a layer, a tower service, the test kit, Lambda),
+//! [`Reply::into_outcome`] makes it: the same response.
 
 use bytes::Bytes;
 use celerity_proto::v1::{self as pb, result::Outcome};
@@ -36,6 +36,7 @@ pub struct HttpReply {
 }
 
 impl HttpReply {
+    /// A response of `status` and `body`, with `content_type` when given.
     pub(crate) fn new(status: http::StatusCode, content_type: Option<&'static str>, body: Bytes) -> Self {
         HttpReply { status: status.as_u16(), content_type, body }
     }
