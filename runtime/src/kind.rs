@@ -54,11 +54,12 @@ impl HandlerKind {
 
     /// Whether `reply` is an answer the runtime can use for this kind, as
     /// [`HandlerKind::fits`] says of its protocol form: an HTTP reply of the
-    /// SDK's own is an HTTP response.
+    /// SDK's own is an HTTP response (an empty one, which allocates nothing,
+    /// stands for it).
     pub(crate) fn fits_reply(self, reply: &Reply) -> bool {
         match reply {
             Reply::Outcome(outcome) => self.fits(outcome),
-            Reply::Http(_) => self == HandlerKind::Http,
+            Reply::Http(_) => self.fits(&Outcome::Http(Default::default())),
         }
     }
 

@@ -12,12 +12,12 @@
 //! writes the same frame in the protocol's form. Tests check the bytes
 //! against prost's for every shape of frame.
 
-use bytes::{BufMut, Bytes};
+use bytes::BufMut;
 use celerity_proto::v1::{self as pb, HandlerMessage, handler_message::Frame, result::Outcome};
-
-use crate::reply::{CONTENT_TYPE, HttpReply, HttpResult};
 use prost::Message as _;
 use prost::encoding::{self, WireType};
+
+use crate::reply::{CONTENT_TYPE, HttpReply, HttpResult};
 
 /// `message`, as its `encode_raw` writes it.
 pub(super) fn encode(message: &HandlerMessage, buf: &mut impl BufMut) {
@@ -30,7 +30,7 @@ pub(super) fn encode(message: &HandlerMessage, buf: &mut impl BufMut) {
                 _ => None,
             };
             let len = match response_len {
-                Some(response_len) => head_len(result) + nested_len(10, response_len),
+                Some(response_len) => head_len(&result.id, result.credit_grant) + nested_len(10, response_len),
                 None => result.encoded_len(),
             };
             nested(2, len, buf);
@@ -49,22 +49,23 @@ fn nested_len(tag: u32, len: usize) -> usize {
     encoding::key_len(tag) + encoding::encoded_len_varint(len as u64) + len
 }
 
-/// How long a `Result`'s fields before its outcome are.
-fn head_len(result: &pb::Result) -> usize {
-    let id = if result.id.is_empty() { 0 } else { encoding::string::encoded_len(1, &result.id) };
-    let credit = if result.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &result.credit_grant) };
-    id + credit
+/// How long a `string` or `bytes` field is, left out when empty.
+fn slice_len(tag: u32, slice: &[u8]) -> usize {
+    if slice.is_empty() { 0 } else { nested_len(tag, slice.len()) }
 }
 
-/// How long a string field is, written (not empty).
-fn text_len(tag: u32, text: &str) -> usize {
-    nested_len(tag, text.len())
+/// How long a `Result`'s fields before its outcome are: its id and credit.
+fn head_len(id: &str, credit_grant: u32) -> usize {
+    let credit = if credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &credit_grant) };
+    slice_len(1, id.as_bytes()) + credit
 }
 
-/// A string field, as prost writes one that is not empty.
-fn text(tag: u32, text: &str, buf: &mut impl BufMut) {
-    nested(tag, text.len(), buf);
-    buf.put_slice(text.as_bytes());
+/// A `Result`'s fields before its outcome.
+fn head_raw(id: &str, credit_grant: u32, buf: &mut impl BufMut) {
+    slice_field(1, id.as_bytes(), buf);
+    if credit_grant != 0 {
+        encoding::uint32::encode(2, &credit_grant, buf);
+    }
 }
 
 impl HttpResult {
@@ -76,20 +77,13 @@ impl HttpResult {
     /// Writes the `HandlerMessage`.
     pub(crate) fn encode(&self, buf: &mut impl BufMut) {
         nested(2, self.result_len(), buf);
-        if !self.id.is_empty() {
-            text(1, &self.id, buf);
-        }
-        if self.credit_grant != 0 {
-            encoding::uint32::encode(2, &self.credit_grant, buf);
-        }
+        head_raw(&self.id, self.credit_grant, buf);
         nested(10, reply_len(&self.reply), buf);
         reply_raw(&self.reply, buf);
     }
 
     fn result_len(&self) -> usize {
-        let id = if self.id.is_empty() { 0 } else { text_len(1, &self.id) };
-        let credit = if self.credit_grant == 0 { 0 } else { encoding::uint32::encoded_len(2, &self.credit_grant) };
-        id + credit + nested_len(10, reply_len(&self.reply))
+        head_len(&self.id, self.credit_grant) + nested_len(10, reply_len(&self.reply))
     }
 }
 
@@ -97,13 +91,12 @@ impl HttpResult {
 fn reply_len(reply: &HttpReply) -> usize {
     let status = if reply.status == 0 { 0 } else { encoding::uint32::encoded_len(1, &u32::from(reply.status)) };
     let headers = reply.content_type.map_or(0, |content_type| nested_len(2, entry_len(content_type)));
-    let body = if reply.body.is_empty() { 0 } else { nested_len(3, reply.body.len()) };
-    status + headers + body
+    status + headers + slice_len(3, &reply.body)
 }
 
 /// The map entry `content-type` → `Values { values: [content_type] }`.
 fn entry_len(content_type: &str) -> usize {
-    text_len(1, CONTENT_TYPE) + nested_len(2, text_len(1, content_type))
+    slice_len(1, CONTENT_TYPE.as_bytes()) + nested_len(2, slice_len(1, content_type.as_bytes()))
 }
 
 /// `reply`'s `HttpResponse` fields, as prost writes [`HttpReply::into_wire`]'s,
@@ -114,11 +107,11 @@ fn reply_raw(reply: &HttpReply, buf: &mut impl BufMut) {
     }
     if let Some(content_type) = reply.content_type {
         nested(2, entry_len(content_type), buf);
-        text(1, CONTENT_TYPE, buf);
-        nested(2, text_len(1, content_type), buf);
-        text(1, content_type, buf);
+        slice_field(1, CONTENT_TYPE.as_bytes(), buf);
+        nested(2, slice_len(1, content_type.as_bytes()), buf);
+        slice_field(1, content_type.as_bytes(), buf);
     }
-    bytes_field(3, &reply.body, buf);
+    slice_field(3, &reply.body, buf);
 }
 
 /// The key and length of a message field of `len` bytes.
@@ -127,27 +120,19 @@ fn nested(tag: u32, len: usize, buf: &mut impl BufMut) {
     encoding::encode_varint(len as u64, buf);
 }
 
-/// A `bytes` field, left out when empty, its contents written in place.
-fn bytes_field(tag: u32, bytes: &Bytes, buf: &mut impl BufMut) {
-    if !bytes.is_empty() {
-        nested(tag, bytes.len(), buf);
-        buf.put_slice(bytes);
-    }
-}
-
-fn string_field(tag: u32, text: &String, buf: &mut impl BufMut) {
-    if !text.is_empty() {
-        encoding::string::encode(tag, text, buf);
+/// A `string` or `bytes` field, left out when empty, as prost writes it, its
+/// contents written in place.
+fn slice_field(tag: u32, slice: &[u8], buf: &mut impl BufMut) {
+    if !slice.is_empty() {
+        nested(tag, slice.len(), buf);
+        buf.put_slice(slice);
     }
 }
 
 /// `result`'s fields; `response_len` is its HTTP response's length, when
 /// it answers with one.
 fn result_raw(result: &pb::Result, response_len: Option<usize>, buf: &mut impl BufMut) {
-    string_field(1, &result.id, buf);
-    if result.credit_grant != 0 {
-        encoding::uint32::encode(2, &result.credit_grant, buf);
-    }
+    head_raw(&result.id, result.credit_grant, buf);
     match &result.outcome {
         Some(Outcome::Http(response)) => {
             nested(10, response_len.unwrap_or_else(|| response.encoded_len()), buf);
@@ -171,11 +156,11 @@ fn http_response_raw(response: &pb::HttpResponse, buf: &mut impl BufMut) {
         &response.headers,
         buf,
     );
-    bytes_field(3, &response.body, buf);
+    slice_field(3, &response.body, buf);
 }
 
 fn ws_send_raw(send: &pb::WsSend, buf: &mut impl BufMut) {
-    string_field(1, &send.correlation_id, buf);
+    slice_field(1, send.correlation_id.as_bytes(), buf);
     for message in &send.messages {
         nested(2, message.encoded_len(), buf);
         ws_outbound_raw(message, buf);
@@ -183,14 +168,14 @@ fn ws_send_raw(send: &pb::WsSend, buf: &mut impl BufMut) {
 }
 
 fn ws_outbound_raw(message: &pb::WsOutbound, buf: &mut impl BufMut) {
-    string_field(1, &message.connection_id, buf);
-    bytes_field(2, &message.message, buf);
+    slice_field(1, message.connection_id.as_bytes(), buf);
+    slice_field(2, &message.message, buf);
     if message.is_binary {
         encoding::bool::encode(3, &message.is_binary, buf);
     }
     encoding::string::encode_repeated(4, &message.inform_clients_on_loss, buf);
-    string_field(5, &message.message_id, buf);
-    string_field(6, &message.caller, buf);
+    slice_field(5, message.message_id.as_bytes(), buf);
+    slice_field(6, message.caller.as_bytes(), buf);
     if message.wait_for_ack {
         encoding::bool::encode(7, &message.wait_for_ack, buf);
     }
@@ -199,6 +184,8 @@ fn ws_outbound_raw(message: &pb::WsOutbound, buf: &mut impl BufMut) {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use bytes::Bytes;
 
     use super::*;
 
