@@ -2,11 +2,12 @@
 
 use std::future::Future;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc;
 
 use crate::command::Command;
+use crate::config::{ConfigError, Configuration};
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::StateMap;
 use crate::custom::CustomHandler;
@@ -45,6 +46,7 @@ pub struct App {
     io_thread: Option<bool>,
     layers: Layers,
     guards: Guards,
+    configuration: OnceLock<Configuration>,
 }
 
 impl Default for App {
@@ -73,7 +75,39 @@ impl App {
             io_thread: None,
             layers: Layers::default(),
             guards: Guards::default(),
+            configuration: OnceLock::new(),
         }
+    }
+
+    /// The application's configuration and resources (see
+    /// [`crate::config`]): what the environment describes, made on the
+    /// first call (which reads the resource links file and nothing else),
+    /// or what [`App::with_configuration`] gave. Read it in `main` before
+    /// serving; handlers take it, or [`Config<T>`](crate::config::Config),
+    /// as an argument.
+    ///
+    /// ```no_run
+    /// # async fn run() -> celerity::Result<()> {
+    /// let app = celerity::App::new();
+    /// let secret = app.configuration()?.require("JWT_SECRET").await?;
+    /// # let _ = secret;
+    /// app.run().await
+    /// # }
+    /// ```
+    pub fn configuration(&self) -> Result<Configuration, ConfigError> {
+        if let Some(configuration) = self.configuration.get() {
+            return Ok(configuration.clone());
+        }
+        let configuration = Configuration::from_env()?;
+        Ok(self.configuration.get_or_init(|| configuration).clone())
+    }
+
+    /// Serves with `configuration` rather than what the environment
+    /// describes: for tests, and for stores of the application's own.
+    pub fn with_configuration(self, configuration: Configuration) -> Self {
+        let cell = OnceLock::new();
+        let _ = cell.set(configuration);
+        App { configuration: cell, ..self }
     }
 
     /// Leaves out the handlers the attribute macros registered: only the ones
@@ -472,6 +506,14 @@ impl App {
                  or size the runtime (#[celerity::main(worker_threads = N)])"
             );
         }
+        // Resources and typed configuration are checked before the runtime
+        // is reached (on Lambda, in the function's init), so that a missing
+        // one is said once, at the start.
+        let configuration = self.configuration().map_err(|error| Error::typed("ConfigError", error))?;
+        crate::config::startup::prepare(&configuration, &registrations).await?;
+        tracing::debug!("configuration: {}", configuration.describe());
+        let mut state = self.state;
+        state.insert(Arc::new(configuration));
         let registrations: Vec<Registration> = registrations
             .iter()
             .map(|registration| {
@@ -479,11 +521,10 @@ impl App {
             })
             .collect();
         if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
-            let state = Arc::new(self.state);
-            return crate::lambda::serve(registrations, state, settings, self.commands, self.command_rx).await;
+            return crate::lambda::serve(registrations, Arc::new(state), settings, self.commands, self.command_rx).await;
         }
         let handle = AppHandle::new(self.commands);
-        driver::serve(registrations, Arc::new(self.state), settings, handle, self.command_rx).await.map_err(Error::from)
+        driver::serve(registrations, Arc::new(state), settings, handle, self.command_rx).await.map_err(Error::from)
     }
 }
 

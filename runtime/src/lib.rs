@@ -78,12 +78,14 @@ mod workers;
 #[path = "private.rs"]
 pub mod __private;
 
+pub mod config;
 pub mod consumer;
 pub mod custom;
 pub mod guard;
 pub mod http;
 pub mod layer;
 pub mod observe;
+pub mod resources;
 pub mod schedule;
 pub mod settings;
 pub mod testing;

@@ -57,6 +57,7 @@ use crate::pipeline::{Handler, Kind};
 use crate::registry::{HandlerKey, Origin, Registration};
 
 pub use crate::consumer::RecordOptions;
+pub use crate::pipeline::Needs;
 pub use crate::registry::HANDLERS;
 pub use linkme;
 pub use tokio;

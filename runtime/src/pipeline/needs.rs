@@ -3,6 +3,8 @@
 
 use std::any::TypeId;
 
+use crate::config::ConfigNeed;
+use crate::resources::ResourceKind;
 use crate::session::RouteCheck;
 
 /// What a handler's arguments need: shared state the application must
@@ -18,6 +20,12 @@ pub struct Needs {
     /// The type of an `Identity<T>` an argument takes, which a guard must
     /// give.
     pub(crate) identity: Option<&'static str>,
+    /// The resources the handler takes, by kind and name (`None`: the
+    /// default one of the kind), which the links must have.
+    pub(crate) resources: Vec<(ResourceKind, Option<&'static str>)>,
+    /// The typed configuration the handler takes, bound when the
+    /// application starts.
+    pub(crate) configs: Vec<ConfigNeed>,
 }
 
 /// A `State<T>` an argument takes.
@@ -40,6 +48,21 @@ impl Needs {
     /// `type_name`.
     pub fn identity(&mut self, type_name: &'static str) {
         self.identity.get_or_insert(type_name);
+    }
+
+    /// The links must have the resource `name` of `kind` (the default one
+    /// of the kind for `None`).
+    pub fn resource(&mut self, kind: ResourceKind, name: Option<&'static str>) {
+        if !self.resources.iter().any(|(k, n)| *k == kind && *n == name) {
+            self.resources.push((kind, name));
+        }
+    }
+
+    /// Typed configuration to bind when the application starts.
+    pub(crate) fn config(&mut self, need: ConfigNeed) {
+        if !self.configs.iter().any(|existing| existing.key == need.key) {
+            self.configs.push(need);
+        }
     }
 
     /// The handler's route must pass `check`.
