@@ -521,7 +521,8 @@ impl App {
             })
             .collect();
         if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
-            return crate::lambda::serve(registrations, Arc::new(state), settings, self.commands, self.command_rx).await;
+            return crate::lambda::serve(registrations, Arc::new(state), settings, self.commands, self.command_rx)
+                .await;
         }
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(state), settings, handle, self.command_rx).await.map_err(Error::from)

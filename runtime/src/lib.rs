@@ -52,6 +52,8 @@
 #![warn(missing_docs)]
 
 mod app;
+#[cfg(feature = "aws")]
+mod aws;
 mod codec;
 mod command;
 mod context;

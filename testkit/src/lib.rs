@@ -68,6 +68,7 @@ pub mod process;
 mod raw;
 mod raw_stream;
 mod runtime;
+pub mod servers;
 mod service;
 mod settings;
 mod violation;

@@ -99,7 +99,9 @@ impl Backend for MapBackend {
     fn fetch<'a>(&'a self, store_id: &'a str) -> BoxFuture<'a, Result<Values, ConfigError>> {
         let found = self.stores.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(store_id).cloned();
         Box::pin(async move {
-            found.ok_or_else(|| ConfigError::new(ConfigErrorKind::Store, format!("there is no config store {store_id:?}")))
+            found.ok_or_else(|| {
+                ConfigError::new(ConfigErrorKind::Store, format!("there is no config store {store_id:?}"))
+            })
         })
     }
 }
@@ -129,7 +131,10 @@ impl Backend for FileBackend {
             let path = PathBuf::from(store_id);
             // A small file, read once an interval: not worth a blocking-pool hop.
             let raw = std::fs::read(&path).map_err(|error| {
-                ConfigError::new(ConfigErrorKind::Store, format!("the config store file {} cannot be read: {error}", path.display()))
+                ConfigError::new(
+                    ConfigErrorKind::Store,
+                    format!("the config store file {} cannot be read: {error}", path.display()),
+                )
             })?;
             Values::from_json_object(&raw, &format!("the file {}", path.display()))
         })
@@ -174,7 +179,11 @@ pub(crate) mod kinds {
 }
 
 /// The backend that reads a store of `kind` on `platform`, or why none can.
-pub(crate) fn select(platform: Platform, kind: Option<&str>, env: &Environment) -> Result<Arc<dyn Backend>, ConfigError> {
+pub(crate) fn select(
+    platform: Platform,
+    kind: Option<&str>,
+    env: &Environment,
+) -> Result<Arc<dyn Backend>, ConfigError> {
     if kind == Some(kinds::FILE) {
         return Ok(Arc::new(FileBackend));
     }

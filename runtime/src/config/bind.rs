@@ -128,9 +128,10 @@ fn shape(unexpected: &de::Unexpected<'_>) -> &'static str {
         de::Unexpected::NewtypeStruct | de::Unexpected::NewtypeVariant => "a wrapped value",
         de::Unexpected::Seq => "a list",
         de::Unexpected::Map => "a map",
-        de::Unexpected::Enum | de::Unexpected::UnitVariant | de::Unexpected::TupleVariant | de::Unexpected::StructVariant => {
-            "an enum"
-        }
+        de::Unexpected::Enum
+        | de::Unexpected::UnitVariant
+        | de::Unexpected::TupleVariant
+        | de::Unexpected::StructVariant => "an enum",
         de::Unexpected::Other(_) => "something else",
     }
 }
@@ -147,8 +148,7 @@ fn candidates(prefixes: &[String], name: &str) -> Vec<String> {
 fn holds(values: &Values, keys: &[String]) -> bool {
     values.keys().any(|key| {
         keys.iter().any(|candidate| {
-            key == candidate
-                || key.strip_prefix(candidate.as_str()).is_some_and(|rest| rest.starts_with(SEPARATORS))
+            key == candidate || key.strip_prefix(candidate.as_str()).is_some_and(|rest| rest.starts_with(SEPARATORS))
         })
     })
 }
@@ -193,7 +193,11 @@ impl<'de, 'v> de::Deserializer<'de> for Level<'v> {
         visitor.visit_some(self)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, BindError> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, BindError> {
         visitor.visit_newtype_struct(self)
     }
 
@@ -354,7 +358,11 @@ impl<'de, 'v, 'k> de::Deserializer<'de> for Entry<'v, 'k> {
         visitor.visit_unit()
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, BindError> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, BindError> {
         visitor.visit_newtype_struct(self)
     }
 

@@ -14,7 +14,11 @@ impl Environment {
     /// The process's environment now. Variables whose name or value is not
     /// UTF-8 are left out: none of the SDK's are.
     pub(crate) fn process() -> Self {
-        Environment { vars: std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect() }
+        Environment {
+            vars: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+        }
     }
 
     pub(crate) fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
@@ -34,6 +38,9 @@ impl Environment {
 
     /// Every variable whose name starts with `prefix`, with it taken off.
     pub(crate) fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
-        self.vars.range(prefix.to_string()..).take_while(move |(k, _)| k.starts_with(prefix)).map(move |(k, v)| (&k[prefix.len()..], v.as_str()))
+        self.vars
+            .range(prefix.to_string()..)
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(move |(k, v)| (&k[prefix.len()..], v.as_str()))
     }
 }

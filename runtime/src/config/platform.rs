@@ -95,7 +95,9 @@ mod tests {
 
     #[test]
     fn the_platform_is_read_in_any_case_and_anything_else_is_other() {
-        let of = |value: &str| Deployment::from_environment(&Environment::from_pairs([("CELERITY_PLATFORM", value)])).platform;
+        let of = |value: &str| {
+            Deployment::from_environment(&Environment::from_pairs([("CELERITY_PLATFORM", value)])).platform
+        };
         assert_eq!(of("AWS"), Platform::Aws);
         assert_eq!(of("Local"), Platform::Local);
         assert_eq!(of("azure"), Platform::Azure);

@@ -276,12 +276,11 @@ impl Configuration {
                 ),
             ));
         };
-        if let Some(slot) = self.inner.typed.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            if slot.generation == generation || slot.refused == Some(generation) {
-                if let Ok(value) = Arc::clone(&slot.value).downcast::<T>() {
-                    return Ok(value);
-                }
-            }
+        if let Some(slot) = self.inner.typed.read().unwrap_or_else(|p| p.into_inner()).get(&key)
+            && (slot.generation == generation || slot.refused == Some(generation))
+            && let Ok(value) = Arc::clone(&slot.value).downcast::<T>()
+        {
+            return Ok(value);
         }
         let mut typed = self.inner.typed.write().unwrap_or_else(|p| p.into_inner());
         match bind::bind::<T>(&values, ns.name()) {
@@ -473,10 +472,8 @@ mod tests {
             .build();
         assert_eq!(one.require("a").await.unwrap(), "1");
 
-        let two = Configuration::builder()
-            .values("orders", Values::default())
-            .values("billing", Values::default())
-            .build();
+        let two =
+            Configuration::builder().values("orders", Values::default()).values("billing", Values::default()).build();
         let error = two.get("a").await.unwrap_err();
         assert_eq!(error.kind(), ConfigErrorKind::AmbiguousNamespace);
         assert!(error.message().contains("billing, orders"), "{error}");
@@ -491,7 +488,8 @@ mod tests {
 
     #[tokio::test]
     async fn with_no_store_the_default_is_the_app_environment() {
-        let config = Configuration::builder().env("CELERITY_APP_GREETING", "hello").env("CELERITY_SECRET_KEY", "k").build();
+        let config =
+            Configuration::builder().env("CELERITY_APP_GREETING", "hello").env("CELERITY_SECRET_KEY", "k").build();
         assert_eq!(config.require("GREETING").await.unwrap(), "hello");
         assert_eq!(config.get("KEY").await.unwrap(), None, "secrets are a namespace of their own");
         assert_eq!(config.namespace("secrets").unwrap().require("KEY").await.unwrap(), "k");
@@ -507,7 +505,10 @@ mod tests {
         .unwrap();
         let error = config.get("x").await.unwrap_err();
         assert_eq!(error.kind(), ConfigErrorKind::Unsupported);
-        assert!(error.message().starts_with("the config namespace `default` (store \"app\") cannot be read"), "{error}");
+        assert!(
+            error.message().starts_with("the config namespace `default` (store \"app\") cannot be read"),
+            "{error}"
+        );
     }
 
     #[tokio::test]

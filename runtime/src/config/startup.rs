@@ -14,7 +14,10 @@ pub(crate) async fn prepare(config: &Configuration, registrations: &[Registratio
     for registration in registrations {
         for (kind, name) in &registration.needs.resources {
             resources.find(kind.clone(), *name).map_err(|error| {
-                Error::typed("ResourceError", format!("the handler {} takes a resource that cannot be found: {error}", registration.origin))
+                Error::typed(
+                    "ResourceError",
+                    format!("the handler {} takes a resource that cannot be found: {error}", registration.origin),
+                )
             })?;
         }
     }
@@ -27,7 +30,10 @@ pub(crate) async fn prepare(config: &Configuration, registrations: &[Registratio
             (need.prime)(config).await.map_err(|error| {
                 Error::typed(
                     "ConfigError",
-                    format!("the handler {} takes Config<{}>, which cannot be bound: {error}", registration.origin, need.type_name),
+                    format!(
+                        "the handler {} takes Config<{}>, which cannot be bound: {error}",
+                        registration.origin, need.type_name
+                    ),
                 )
             })?;
             primed.push(need.key);

@@ -126,7 +126,9 @@ fn value_as_text(value: serde_json::Value) -> String {
 /// for a syntax error names only what was expected and where.
 pub(crate) fn json_fault(error: &serde_json::Error) -> String {
     match error.classify() {
-        serde_json::error::Category::Data => format!("a value of another shape at line {} column {}", error.line(), error.column()),
+        serde_json::error::Category::Data => {
+            format!("a value of another shape at line {} column {}", error.line(), error.column())
+        }
         serde_json::error::Category::Eof => "the text ends early".to_string(),
         _ => format!("invalid JSON at line {} column {}", error.line(), error.column()),
     }

@@ -81,7 +81,8 @@ impl Links {
         let links = parsed
             .into_iter()
             .map(|(name, raw)| {
-                let link = Link { name: name.clone(), kind: ResourceKind::parse(&raw.kind), config_key: raw.config_key };
+                let link =
+                    Link { name: name.clone(), kind: ResourceKind::parse(&raw.kind), config_key: raw.config_key };
                 (name, link)
             })
             .collect();
@@ -134,7 +135,11 @@ impl Links {
             )));
         }
         if !self.in_scope(name) {
-            let (handler, names) = self.scope.as_ref().map(|(h, n)| (h.as_str(), n.iter().cloned().collect::<Vec<_>>())).unwrap_or_default();
+            let (handler, names) = self
+                .scope
+                .as_ref()
+                .map(|(h, n)| (h.as_str(), n.iter().cloned().collect::<Vec<_>>()))
+                .unwrap_or_default();
             return Err(ConfigError::link(format!(
                 "the {kind} `{name}` is not linked to the handler `{handler}`, whose resources are: {}",
                 names.join(", ")
@@ -326,12 +331,14 @@ mod tests {
         let path = file.to_str().unwrap();
         let inline = r#"{"other": {"type": "topic", "configKey": "t"}}"#;
 
-        let env = Environment::from_pairs([("CELERITY_RESOURCE_LINKS_PATH", path), ("CELERITY_RESOURCE_LINKS", inline)]);
+        let env =
+            Environment::from_pairs([("CELERITY_RESOURCE_LINKS_PATH", path), ("CELERITY_RESOURCE_LINKS", inline)]);
         let loaded = load(&env);
         let links = loaded.get().unwrap();
         assert_eq!(links.iter().count(), 2, "the file wins, unnarrowed without a handler id");
 
-        let env = Environment::from_pairs([("CELERITY_RESOURCE_LINKS_PATH", path), ("CELERITY_HANDLER_ID", "placeOrder")]);
+        let env =
+            Environment::from_pairs([("CELERITY_RESOURCE_LINKS_PATH", path), ("CELERITY_HANDLER_ID", "placeOrder")]);
         let loaded = load(&env);
         let links = loaded.get().unwrap();
         assert_eq!(links.scope(), Some("placeOrder"));

@@ -36,9 +36,9 @@ mod kind;
 pub(crate) mod links;
 mod reference;
 
-pub use handle::{Named, ResourceHandle, from_context};
 #[allow(unused_imports)]
 pub(crate) use handle::default_handle_argument;
+pub use handle::{Named, ResourceHandle, from_context};
 pub use kind::ResourceKind;
 pub use links::{LINKS_FILE, Link, Links, SCOPE_FILE};
 pub use reference::{ResourceRef, Resources};

@@ -18,6 +18,7 @@ use super::outcome::Outcome;
 use super::ws_send::WsRecorder;
 use crate::app::App;
 use crate::command::Command;
+use crate::config::Configuration;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::{CancelReason, Context, StateMap};
 use crate::custom::CustomHandler;
@@ -64,6 +65,7 @@ pub struct TestApp {
     expose_panics: bool,
     layers: Layers,
     guards: Guards,
+    configuration: Option<Configuration>,
 }
 
 /// What handlers asked of the application through [`AppHandle`].
@@ -99,6 +101,7 @@ impl TestApp {
         let (layers, guards) = app.layers_and_guards();
         test.layers = layers.clone();
         test.guards = guards.clone();
+        test.configuration = Some(app.configuration().unwrap_or_else(|error| panic!("{error}")));
         test
     }
 
@@ -118,6 +121,7 @@ impl TestApp {
             expose_panics: false,
             layers: Layers::default(),
             guards: Guards::default(),
+            configuration: None,
         }
     }
 
@@ -361,6 +365,7 @@ impl TestApp {
             default_id: format!("test-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
             cancel_after: None,
             expose_panics: self.expose_panics,
+            configuration: self.configuration.clone(),
         }
     }
 }
@@ -426,6 +431,7 @@ pub struct Call {
     default_id: String,
     cancel_after: Option<(Duration, CancelReason)>,
     expose_panics: bool,
+    configuration: Option<Configuration>,
 }
 
 impl Call {
@@ -504,6 +510,10 @@ impl Call {
             // What stops a real application from starting.
             panic!("{error}");
         }
+        let mut state = self.state;
+        if let Some(configuration) = &self.configuration {
+            state.insert(Arc::new(configuration.clone()));
+        }
         let now = SystemTime::now();
         let clock = Clock::starting_at(now);
         let dispatch = self.event.into_dispatch(&self.tag, self.default_id, now);
@@ -513,12 +523,25 @@ impl Call {
             self.registration.as_ref().map_or("", |r| r.origin.function),
             dispatch.deadline_unix_ms,
             dispatch.trace_context.clone(),
-            Arc::new(self.state),
+            Arc::new(state),
             self.handle,
         );
         let control =
             Control { grace: self.grace, cancel_after: self.cancel_after, cancels, expose_panics: self.expose_panics };
-        (cx.clone(), Box::pin(run(self.registration, dispatch, cx, clock, control)))
+        let configuration = self.configuration;
+        let registration = self.registration;
+        let context = cx.clone();
+        let call = async move {
+            // What the application checks and binds before it serves.
+            if let (Some(configuration), Some(registration)) = (&configuration, &registration)
+                && let Err(error) =
+                    crate::config::startup::prepare(configuration, std::slice::from_ref(registration)).await
+            {
+                panic!("{error}");
+            }
+            run(registration, dispatch, context, clock, control).await
+        };
+        (cx, Box::pin(call))
     }
 }
 

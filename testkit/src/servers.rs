@@ -1,0 +1,330 @@
+//! Real servers on loopback for integration tests: Redis, an AWS API
+//! emulator (moto), and whatever else a resource's tests reach.
+//!
+//! Each server is started once per test process, on a free port, the first
+//! time a test asks for it, and stops when the process ends (it is the
+//! child of a thread that lives as long as the process, with the kernel
+//! told to end it with its parent). A server that is not installed is
+//! installed first (Debian's `redis-server`; PyPI's `moto[server]`), under a
+//! lock shared by every test process, so that `cargo test --workspace`
+//! sets up a fresh machine by itself. A server that cannot be installed or
+//! started fails the test that asked for it, naming the server: it never
+//! skips.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A Redis server on loopback.
+#[derive(Debug)]
+pub struct Redis {
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// `redis://127.0.0.1:<port>/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Sends one command (its words) and returns the server's raw answer:
+    /// for setting up and checking data without a client of the test's own.
+    pub fn command(&self, words: &[&str]) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))
+            .unwrap_or_else(|error| panic!("the test Redis at {} refuses: {error}", self.address()));
+        let mut request = format!("*{}\r\n", words.len());
+        for word in words {
+            request.push_str(&format!("${}\r\n{word}\r\n", word.len()));
+        }
+        stream.write_all(request.as_bytes()).expect("the test Redis took no command");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+        let mut answer = vec![0; 64 * 1024];
+        let read = stream.read(&mut answer).expect("the test Redis did not answer");
+        String::from_utf8_lossy(&answer[..read]).into_owned()
+    }
+}
+
+/// The process's Redis, started (and installed) on first use.
+pub fn redis() -> &'static Redis {
+    static REDIS: OnceLock<Redis> = OnceLock::new();
+    REDIS.get_or_init(|| {
+        let binary = installed("redis-server", &["redis-server"], || apt_install("redis-server"));
+        let dir = tempfile::tempdir().expect("no temporary directory for the test Redis");
+        let port = free_port();
+        let mut command = Command::new(binary);
+        command
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path());
+        keep(command, "redis-server");
+        wait_until("redis-server", Duration::from_secs(30), || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+            stream.write_all(b"PING\r\n").ok()?;
+            let mut answer = [0; 7];
+            stream.read_exact(&mut answer).ok()?;
+            (&answer == b"+PONG\r\n").then_some(())
+        });
+        Redis { port, _dir: dir }
+    })
+}
+
+/// An AWS API emulator (moto's server) on loopback, answering every
+/// service at one endpoint.
+#[derive(Debug)]
+pub struct Moto {
+    port: u16,
+}
+
+impl Moto {
+    /// `http://127.0.0.1:<port>`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Points this process's AWS SDK at the emulator, with test
+    /// credentials and a region: `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`. Call it first in every test of
+    /// a test binary that uses the emulator, before anything else reads the
+    /// environment; it sets the variables once.
+    pub fn use_in_this_process(&self) {
+        static SET: OnceLock<()> = OnceLock::new();
+        SET.get_or_init(|| {
+            for (name, value) in self.environment() {
+                // SAFETY: every test of a binary that uses the emulator calls
+                // this before it starts a runtime or reads the environment,
+                // and the `OnceLock` makes the others wait until it is done.
+                unsafe { std::env::set_var(name, value) };
+            }
+        });
+    }
+
+    /// The variables that point an AWS SDK at the emulator, for a process
+    /// the test starts.
+    pub fn environment(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", "testing".to_string()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".to_string()),
+            ("AWS_REGION", "eu-west-2".to_string()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+        ]
+    }
+
+    /// Calls the emulator's API for setting up a test: an AWS JSON-protocol
+    /// request (`X-Amz-Target: <target>`, such as
+    /// `secretsmanager.CreateSecret`), answered with the status and body.
+    pub fn call_json(&self, target: &str, body: &str) -> (u16, String) {
+        let request = format!(
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-amz-json-1.1\r\n\
+             X-Amz-Target: {target}\r\nAuthorization: AWS4-HMAC-SHA256 Credential=testing/20260101/eu-west-2/{service}/aws4_request, SignedHeaders=host, Signature=0\r\n\
+             Content-Length: {length}\r\nConnection: close\r\n\r\n{body}",
+            port = self.port,
+            service = target.split('.').next().unwrap_or_default().to_ascii_lowercase().replace("amazonssm", "ssm"),
+            length = body.len(),
+        );
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the AWS API emulator refuses");
+        stream.write_all(request.as_bytes()).expect("the AWS API emulator took no request");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("the AWS API emulator did not answer");
+        let status = answer.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+        let body = answer.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
+        (status, body)
+    }
+}
+
+/// The process's AWS API emulator, started (and installed) on first use.
+pub fn moto() -> &'static Moto {
+    static MOTO: OnceLock<Moto> = OnceLock::new();
+    MOTO.get_or_init(|| start_moto(&[]))
+}
+
+/// A second AWS API emulator that checks credentials as AWS does, and so
+/// refuses the test credentials with a 403, as an account would refuse a
+/// role without the permission.
+pub fn moto_refusing_credentials() -> &'static Moto {
+    static MOTO: OnceLock<Moto> = OnceLock::new();
+    MOTO.get_or_init(|| start_moto(&[("INITIAL_NO_AUTH_ACTION_COUNT", "0")]))
+}
+
+fn start_moto(env: &[(&str, &str)]) -> Moto {
+    {
+        let binary = installed("moto_server", &["moto_server"], || pip_install("moto[server]"));
+        let port = free_port();
+        let mut command = Command::new(binary);
+        command.args(["-H", "127.0.0.1", "-p", &port.to_string()]).envs(env.iter().copied());
+        keep(command, "moto_server");
+        wait_until("moto_server", Duration::from_secs(60), || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+            stream.write_all(b"GET /moto-api/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+            let mut head = [0; 12];
+            stream.read_exact(&mut head).ok()?;
+            head.starts_with(b"HTTP/1.").then_some(())
+        });
+        Moto { port }
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|address: SocketAddr| address.port())
+        .expect("no free port on 127.0.0.1")
+}
+
+/// The path of `program`, installing it with `install` when it is found
+/// nowhere, under a lock every test process shares.
+fn installed(server: &str, programs: &[&str], install: impl FnOnce() -> Result<(), String>) -> PathBuf {
+    if let Some(path) = find(programs) {
+        return path;
+    }
+    let _lock = InstallLock::take();
+    if let Some(path) = find(programs) {
+        return path;
+    }
+    if let Err(error) = install() {
+        panic!("{server} is needed by this test, is not installed, and could not be installed: {error}");
+    }
+    find(programs).unwrap_or_else(|| panic!("{server} is needed by this test and was not found after installing it"))
+}
+
+fn find(programs: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    // Where pip puts scripts for this user, and Debian its servers.
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(Path::new(&home).join(".local/bin"));
+    }
+    dirs.extend(["/usr/local/bin", "/usr/bin", "/usr/sbin"].map(PathBuf::from));
+    programs.iter().flat_map(|program| dirs.iter().map(move |dir| dir.join(program))).find(|path| path.is_file())
+}
+
+fn apt_install(package: &str) -> Result<(), String> {
+    let install = || {
+        run(Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+    };
+    install().or_else(|_| {
+        run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))?;
+        install()
+    })
+}
+
+fn pip_install(package: &str) -> Result<(), String> {
+    let python = find(&["python3", "python"]).ok_or("no python3 to install it with")?;
+    run(Command::new(python).args(["-m", "pip", "install", "--quiet", package]))
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let output = command.stdin(Stdio::null()).output().map_err(|error| format!("{command:?}: {error}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(format!("{command:?} failed ({}): {}", output.status, stderr.lines().last().unwrap_or_default()))
+    }
+}
+
+/// An exclusive lock on a file every test process opens, held while one
+/// installs a server.
+struct InstallLock(std::fs::File);
+
+impl InstallLock {
+    fn take() -> InstallLock {
+        let path = std::env::temp_dir().join("celerity-test-servers.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .unwrap_or_else(|error| panic!("cannot open the install lock {}: {error}", path.display()));
+        // SAFETY: flock on a descriptor this value owns.
+        let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) };
+        assert_eq!(locked, 0, "cannot take the install lock {}", path.display());
+        InstallLock(file)
+    }
+}
+
+impl Drop for InstallLock {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&self.0), libc::LOCK_UN) };
+    }
+}
+
+type Spawn = Box<dyn FnOnce() + Send>;
+
+/// Starts `command` as a child of a thread that lives as long as the test
+/// process, told by the kernel to die with that thread, so that the server
+/// never outlives the tests (the kernel ends a child when the thread that
+/// started it ends, not only its process).
+fn keep(mut command: Command, server: &str) {
+    static KEEPER: OnceLock<Mutex<mpsc::Sender<Spawn>>> = OnceLock::new();
+    let keeper = KEEPER.get_or_init(|| {
+        let (sender, receiver) = mpsc::channel::<Spawn>();
+        std::thread::Builder::new()
+            .name("test-servers".into())
+            .spawn(move || {
+                for spawn in receiver {
+                    spawn();
+                }
+                // The senders live in a static: never reached.
+                loop {
+                    std::thread::park();
+                }
+            })
+            .expect("cannot start the test servers' thread");
+        Mutex::new(sender)
+    });
+    let (done, started) = mpsc::channel::<Result<Child, String>>();
+    let server = server.to_string();
+    let spawn: Spawn = Box::new(move || {
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: prctl only, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let _ = done.send(command.spawn().map_err(|error| format!("{server} could not be started: {error}")));
+    });
+    keeper.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).send(spawn).expect("the test servers' thread ended");
+    match started.recv().expect("the test servers' thread ended") {
+        // Kept for the life of the process; the kernel ends it after.
+        Ok(child) => std::mem::forget(child),
+        Err(error) => panic!("{error}"),
+    }
+}
+
+/// Waits until `ready` says so, failing the test naming `server` after
+/// `limit`.
+fn wait_until(server: &str, limit: Duration, mut ready: impl FnMut() -> Option<()>) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if ready().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{server} did not start answering within {} s", limit.as_secs());
+}
