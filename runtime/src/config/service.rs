@@ -17,7 +17,7 @@ use super::platform::Deployment;
 use super::typed::TypedSlot;
 use super::{ConfigError, ConfigErrorKind, Values, bind};
 use crate::resources::links::{self, Loaded};
-use crate::resources::{Links, Resources};
+use crate::resources::{Link, Links, ResourceHandle, Resources};
 
 /// The namespace of the `CELERITY_APP_*` environment variables.
 pub const APP_ENV_NAMESPACE: &str = "app";
@@ -385,6 +385,7 @@ pub struct ConfigurationBuilder {
     refresh: Option<Duration>,
     env: Vec<(String, String)>,
     deployment: Option<Deployment>,
+    handles: Vec<(Link, TypeId, Box<dyn Any + Send + Sync>)>,
 }
 
 impl ConfigurationBuilder {
@@ -420,6 +421,17 @@ impl ConfigurationBuilder {
         self
     }
 
+    /// Serves the resource `name` with `handle`, such as an in-memory
+    /// stand-in from [`celerity::testing`](crate::testing): handlers taking
+    /// it (by name, or as the default of its kind) get a clone of `handle`.
+    /// The resource is linked, as of `handle`'s kind, if the links given do
+    /// not have it.
+    pub fn resource<H: ResourceHandle>(mut self, name: &str, handle: H) -> Self {
+        let link = Link { name: name.to_string(), kind: H::kind(), config_key: name.to_string() };
+        self.handles.push((link, TypeId::of::<H>(), Box::new(handle)));
+        self
+    }
+
     /// How the application is deployed (not deployed anywhere, by default).
     pub fn deployment(mut self, deployment: Deployment) -> Self {
         self.deployment = Some(deployment);
@@ -441,12 +453,17 @@ impl ConfigurationBuilder {
             });
             namespaces.insert(name, namespace);
         }
-        let links = match self.links {
-            Some(links) => Loaded::Links(links),
-            None => Loaded::Absent(Vec::new()),
+        let links = match (self.links, self.handles.is_empty()) {
+            (Some(links), _) => Loaded::Links(links.with(self.handles.iter().map(|(link, _, _)| link.clone()))),
+            (None, false) => Loaded::Links(Links::from_links(self.handles.iter().map(|(link, _, _)| link.clone()))),
+            (None, true) => Loaded::Absent(Vec::new()),
         };
         let deployment = self.deployment.unwrap_or_else(|| Deployment::from_environment(&env));
-        Configuration::assemble(namespaces, deployment, links)
+        let configuration = Configuration::assemble(namespaces, deployment, links);
+        configuration
+            .handles()
+            .extend(self.handles.into_iter().map(|(link, type_id, handle)| ((type_id, link.name), handle)));
+        configuration
     }
 }
 

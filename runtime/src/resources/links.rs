@@ -98,6 +98,14 @@ impl Links {
         }
     }
 
+    /// These links and `more`, for resources these do not have.
+    pub(crate) fn with(mut self, more: impl IntoIterator<Item = Link>) -> Links {
+        for link in more {
+            self.links.entry(link.name.clone()).or_insert(link);
+        }
+        self
+    }
+
     /// Where the links were read from.
     pub fn source(&self) -> &str {
         &self.source
