@@ -158,6 +158,9 @@ pub struct App {
     pub config: DevConfig,
     /// The JSON field a WebSocket text message is routed by.
     pub route_key: String,
+    /// The blueprint's configuration stores and linked resources (none
+    /// without a blueprint).
+    pub resources: blueprint::resources::Declared,
 }
 
 impl App {
@@ -220,7 +223,7 @@ impl App {
             return Err(problems.join("\n"));
         }
         let route_key = config.websocket.route_key.clone().unwrap_or_else(|| DEFAULT_ROUTE_KEY.to_owned());
-        Ok(App { handlers, config, route_key })
+        Ok(App { handlers, config, route_key, resources: Default::default() })
     }
 
     /// The handlers of a blueprint, with what of the config file still
@@ -259,7 +262,7 @@ impl App {
                 schedule: h.schedule,
             })
             .collect();
-        Ok(App { handlers, config, route_key: blueprint.route_key })
+        Ok(App { handlers, config, route_key: blueprint.route_key, resources: blueprint.resources })
     }
 
     /// The `RuntimeConfig` the runtime would give: one `HandlerConfig` per

@@ -37,6 +37,7 @@ mod config;
 mod gateway;
 mod log;
 mod sources;
+mod stores;
 mod websocket;
 
 use std::io::{Read as _, Write as _};
@@ -416,8 +417,14 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     dispatcher.serve(rt);
     log::line(&format!("runtime socket: {socket}"));
 
+    // What the blueprint declares beside the handlers, said once.
+    let provisioned = stores::provision(&app.resources)?;
+    for line in &provisioned.lines {
+        log::line(line);
+    }
     let mut child = Command::new(&binary)
         .envs(env)
+        .envs(provisioned.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .spawn()

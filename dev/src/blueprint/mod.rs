@@ -13,6 +13,7 @@
 //! folder, then in the current directory.
 
 pub mod document;
+pub mod resources;
 pub mod rules;
 
 use std::fmt;
@@ -93,6 +94,8 @@ pub struct Blueprint {
     pub route_key: String,
     /// Handlers the dev runtime does not serve, with why (custom guards).
     pub skipped: Vec<(String, String)>,
+    /// The configuration stores and linked resources.
+    pub resources: resources::Declared,
 }
 
 /// One thing wrong with a blueprint: where, as precisely as known, and what.
@@ -168,7 +171,9 @@ pub fn parse(text: &str, format: document::Format) -> Result<Blueprint, Vec<Prob
     let value = document::parse(text, format).map_err(|e| {
         vec![Problem { resource: None, field: None, line: e.line, column: e.column, message: e.message }]
     })?;
-    rules::handlers(&value)
+    let mut blueprint = rules::handlers(&value)?;
+    blueprint.resources = resources::read(&value)?;
+    Ok(blueprint)
 }
 
 /// The blueprint to read when none was named: the first of [`FILE_NAMES`]

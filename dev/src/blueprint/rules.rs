@@ -580,7 +580,7 @@ pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
         return Err(problems.0);
     }
     let route_key = route_keys.into_keys().next().unwrap_or_else(|| DEFAULT_ROUTE_KEY.to_owned());
-    Ok(Blueprint { handlers, route_key, skipped })
+    Ok(Blueprint { handlers, route_key, skipped, resources: Default::default() })
 }
 
 #[cfg(test)]

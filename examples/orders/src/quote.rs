@@ -4,7 +4,13 @@
 //! the invoker reads as the result's `error_message`. Input that does not fit
 //! [`QuoteRequest`] is answered the same way by the SDK, naming the field.
 //! A panic (see [`crate::chaos`]) would instead be a `HandlerError`.
+//!
+//! The coupons come from the application's configuration ([`Pricing`]), as
+//! the blueprint's `ordersConfig` store declares them.
 
+use std::collections::BTreeMap;
+
+use celerity::config::Config;
 use celerity::custom::CustomError;
 use celerity::{Json, State, custom_handler};
 use serde::{Deserialize, Serialize};
@@ -30,13 +36,27 @@ struct Quote {
     total_cents: u64,
 }
 
-/// The coupons on offer: a code and its discount in percent.
-const COUPONS: &[(&str, u64)] = &[("WELCOME10", 10), ("STAFF50", 50)];
+/// The pricing configuration: the coupons on offer, by code, each a
+/// discount in percent, from the keys `coupons_<CODE>` (or `coupons/<CODE>`).
+/// Without any, the standard two.
+#[derive(Debug, Deserialize)]
+pub struct Pricing {
+    #[serde(default = "standard_coupons")]
+    coupons: BTreeMap<String, u64>,
+}
+
+fn standard_coupons() -> BTreeMap<String, u64> {
+    [("WELCOME10".to_string(), 10), ("STAFF50".to_string(), 50)].into()
+}
 
 /// `custom::quoteOrder`: prices the lines with the catalogue and applies the
 /// coupon.
 #[custom_handler("custom::quoteOrder")]
-async fn quote_order(catalog: State<Catalog>, Json(request): Json<QuoteRequest>) -> Result<Json<Quote>, CustomError> {
+async fn quote_order(
+    catalog: State<Catalog>,
+    pricing: Config<Pricing>,
+    Json(request): Json<QuoteRequest>,
+) -> Result<Json<Quote>, CustomError> {
     let problems = validate_items(&request.items, &catalog);
     if !problems.is_empty() {
         let sentences: Vec<String> = problems.iter().map(ToString::to_string).collect();
@@ -46,12 +66,13 @@ async fn quote_order(catalog: State<Catalog>, Json(request): Json<QuoteRequest>)
         None => 0,
         Some(code) => {
             chaos::strike("quote_order", code);
-            let known = COUPONS.iter().find(|(known, _)| *known == code);
-            known.map(|(_, percent)| *percent).ok_or_else(|| CustomError::new(format!("unknown coupon {code:?}")))?
+            let percent = pricing.coupons.get(code).copied();
+            percent.ok_or_else(|| CustomError::new(format!("unknown coupon {code:?}")))?
         }
     };
     let lines = catalog.price_lines(&request.items);
     let subtotal_cents = lines.iter().map(|line| line.line_total_cents).fold(0u64, u64::saturating_add);
-    let discount_cents = subtotal_cents.saturating_mul(percent) / 100;
+    // A coupon of more than 100 % gives the order away, no more.
+    let discount_cents = subtotal_cents.saturating_mul(percent.min(100)) / 100;
     Ok(Json(Quote { lines, subtotal_cents, discount_cents, total_cents: subtotal_cents - discount_cents }))
 }
