@@ -129,11 +129,6 @@ impl App {
         self
     }
 
-    /// The application's layers and guards, for `celerity::testing`.
-    pub(crate) fn layers_and_guards(&self) -> (&Layers, &Guards) {
-        (&self.layers, &self.guards)
-    }
-
     /// Shares `value` with every handler, which takes it as `State<T>`. One
     /// value per type; a second of the same type replaces the first.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
@@ -419,9 +414,45 @@ impl App {
         AppHandle::new(self.commands.clone())
     }
 
-    /// Takes the state given with [`App::state`], for `celerity::testing`.
-    pub(crate) fn take_state(&mut self) -> StateMap {
-        std::mem::take(&mut self.state)
+    /// The state given with [`App::state`].
+    pub(crate) fn shared_state(&self) -> &StateMap {
+        &self.state
+    }
+
+    /// The settings given with [`App::settings`], or the SDK's defaults:
+    /// what an application is served with in process, where the
+    /// environment is the test process's and not the runtime's.
+    pub(crate) fn settings_or_defaults(&self) -> Settings {
+        self.settings.clone().unwrap_or_else(Settings::defaults)
+    }
+
+    /// The channel behind [`App::handle`], taken for serving the
+    /// application in process: its sender, and the receiver of what is
+    /// asked through it (the application keeps a closed one).
+    pub(crate) fn take_commands(&mut self) -> (mpsc::UnboundedSender<Command>, mpsc::UnboundedReceiver<Command>) {
+        let (_, closed) = mpsc::unbounded_channel();
+        (self.commands.clone(), std::mem::replace(&mut self.command_rx, closed))
+    }
+
+    /// Every registration, checked as at startup for what stops an
+    /// application whatever it is asked: a malformed tag, two handlers
+    /// bound the same way, a `State<T>` that `state` does not hold (when
+    /// given), a guard named twice or not at all.
+    pub(crate) fn checked_registrations(&self, state: Option<&StateMap>) -> Result<Vec<Registration>, Error> {
+        let registrations = self.registrations();
+        registry::check(&registrations).map_err(Error::from)?;
+        if let Some(state) = state {
+            registry::check_state(&registrations, state).map_err(Error::from)?;
+        }
+        self.guards.check(&registrations).map_err(Error::from)?;
+        Ok(registrations)
+    }
+
+    /// `registration` as it is served: behind the application's layers,
+    /// its kind's, its own and its guards, answering within messages of at
+    /// most `max_message_bytes`.
+    pub(crate) fn served(&self, registration: &Registration, max_message_bytes: usize) -> Registration {
+        registration.layered(&self.layers, self.guards.step_for(registration), max_message_bytes)
     }
 
     /// Every registration this application would serve, compiled ones first.
@@ -440,12 +471,9 @@ impl App {
     /// instead, with the `aws-lambda` feature, and fails saying so without.
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
-        let registrations = self.registrations();
         // A binary with a malformed tag, or two handlers for one tag, is
         // broken whatever is asked of it, manifest included.
-        registry::check(&registrations).map_err(Error::from)?;
-        registry::check_state(&registrations, &self.state).map_err(Error::from)?;
-        self.guards.check(&registrations).map_err(Error::from)?;
+        let registrations = self.checked_registrations(Some(&self.state))?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             return crate::manifest::print(&registrations);
@@ -472,12 +500,8 @@ impl App {
                  or size the runtime (#[celerity::main(worker_threads = N)])"
             );
         }
-        let registrations: Vec<Registration> = registrations
-            .iter()
-            .map(|registration| {
-                registration.layered(&self.layers, self.guards.step_for(registration), settings.max_message_bytes)
-            })
-            .collect();
+        let registrations: Vec<Registration> =
+            registrations.iter().map(|registration| self.served(registration, settings.max_message_bytes)).collect();
         if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
             let state = Arc::new(self.state);
             return crate::lambda::serve(registrations, state, settings, self.commands, self.command_rx).await;

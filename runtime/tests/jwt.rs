@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use celerity::App;
 use celerity::guard::Identity;
 use celerity::guard::jwt::{JwtConfigError, JwtGuard};
 use celerity::http::StatusCode;
@@ -97,9 +98,11 @@ fn jwks_guard() -> JwtGuard<Claims> {
 }
 
 fn app(guard: JwtGuard<Claims>) -> TestApp {
-    TestApp::empty()
+    App::new()
+        .without_compiled_handlers()
         .guard("jwt", guard)
         .register(Registration::http(HandlerKey::Tag("GET::/me".into()), me).guard("jwt"))
+        .into_test()
 }
 
 /// The status and body (or refusal message) of `GET /me` with `token`.
