@@ -13,7 +13,7 @@ use celerity_tags::parse_tag;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::Event;
+use super::event::{Event, arrived};
 use super::outcome::Outcome;
 use super::ws_send::WsRecorder;
 use crate::app::App;
@@ -396,7 +396,7 @@ impl Call {
         }
         let now = SystemTime::now();
         let clock = Clock::starting_at(now);
-        let dispatch = self.event.into_dispatch(&self.tag, self.default_id, now);
+        let dispatch = arrived(self.event.into_dispatch(&self.tag, self.default_id, now));
         let cx = Context::new(
             dispatch.id.as_str().into(),
             dispatch.handler_tag.as_str().into(),

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use celerity_proto::v1::{self as pb, dispatch::Source};
+use prost::Message as _;
 
 use super::consumer::TestBatch;
 use super::custom::TestInvocation;
@@ -15,6 +17,7 @@ use crate::consumer::Batch;
 use crate::custom::Invocation;
 use crate::http::Request;
 use crate::schedule::Trigger;
+use crate::session;
 use crate::websocket::Message;
 
 /// One event to call a handler with, as a `Dispatch` without its tag: any of
@@ -185,6 +188,17 @@ impl Event {
     }
 }
 
+/// `dispatch` as the driver receives it: the bytes the runtime would send,
+/// decoded as the driver decodes a frame, so that its source reaches the
+/// handler through the decoders production uses.
+pub(crate) fn arrived(dispatch: pb::Dispatch) -> session::Event {
+    match session::Event::decode(Bytes::from(dispatch.encode_to_vec())) {
+        Ok(event) => event,
+        // Never, for bytes prost wrote: served as it was built all the same.
+        Err(_) => session::Event::from(dispatch),
+    }
+}
+
 fn unix_ms(at: SystemTime) -> i64 {
     match at.duration_since(UNIX_EPOCH) {
         Ok(since) => i64::try_from(since.as_millis()).unwrap_or(i64::MAX),
@@ -282,6 +296,20 @@ mod tests {
         let dispatch = Event::from(TestBatch::new()).into_wire("source::orders::process");
         let Some(Source::Consumer(batch)) = dispatch.source else { panic!("not a batch") };
         assert_eq!(batch.source_id, "orders");
+    }
+
+    #[test]
+    fn a_dispatch_arrives_as_the_driver_decodes_it() {
+        let dispatch = Event::from(TestRequest::get("/orders/7").header("accept", "text/plain"))
+            .id("ev-1")
+            .traceparent("tp")
+            .into_wire("GET::/orders/{id}");
+        let event = arrived(dispatch.clone());
+        assert_eq!((event.id.as_str(), event.handler_tag.as_str()), ("ev-1", "GET::/orders/{id}"));
+        assert_eq!(event.trace_context, dispatch.trace_context);
+        let source = event.source.expect("a source");
+        assert!(matches!(source, session::LazySource::Encoded(_)), "left for the handler's task to decode");
+        assert_eq!(source.decode().unwrap(), dispatch.source.unwrap());
     }
 
     #[test]
