@@ -735,9 +735,28 @@ async fn echoed_request_values_are_cut_to_256_bytes() {
     let mut app = start(&[]).await;
     let long = "z".repeat(200_000);
     let cases = [
-        (event::http("POST", "/paint").query("colour", "red").header("content-type", long.clone()).json("{}"), 415),
-        (event::http("POST", "/paint").query("colour", long.clone()).json(r#"{"litres": 1}"#), 400),
-        (event::http("POST", "/paint").query("colour", "red").json(format!(r#"{{"litres": "{long}"}}"#)), 400),
+        (
+            event::http("POST", "/paint")
+                .query("colour", "red")
+                .header("content-type", long.clone())
+                .header("content-type", "application/json")
+                .body("{}"),
+            415,
+        ),
+        (
+            event::http("POST", "/paint")
+                .query("colour", long.clone())
+                .header("content-type", "application/json")
+                .body(r#"{"litres": 1}"#),
+            400,
+        ),
+        (
+            event::http("POST", "/paint")
+                .query("colour", "red")
+                .header("content-type", "application/json")
+                .body(format!(r#"{{"litres": "{long}"}}"#)),
+            400,
+        ),
     ];
     for (event, status) in cases {
         let result = app.conn.call(event).await.unwrap();

@@ -28,7 +28,8 @@ use crate::websocket::Message;
 ///
 /// What the builders leave out is taken from the tag the event is sent to:
 /// an HTTP route, a consumer's source id, a WebSocket route, a schedule id,
-/// a custom handler's name.
+/// a custom handler's name. What a builder says of the dispatch beside the
+/// source (its id, deadline and trace context) comes along.
 ///
 /// ```
 /// use std::time::Duration;
@@ -46,9 +47,7 @@ use crate::websocket::Message;
 #[derive(Debug, Clone)]
 pub struct Event {
     source: Pending,
-    id: Option<String>,
-    deadline: Deadline,
-    trace_context: HashMap<String, String>,
+    envelope: Envelope,
 }
 
 /// The source, built once the tag is known.
@@ -62,16 +61,159 @@ enum Pending {
     Invocation(TestInvocation),
 }
 
-#[derive(Debug, Clone, Copy)]
+/// What a `Dispatch` carries beside its source, as an event builder holds
+/// it: every builder has one, and the setters of [`envelope_setters`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Envelope {
+    id: Option<String>,
+    tag: Option<String>,
+    timestamp_ms: Option<u64>,
+    deadline: Deadline,
+    trace_context: HashMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
 enum Deadline {
+    #[default]
     None,
     In(Duration),
     At(SystemTime),
+    UnixMs(i64),
 }
+
+impl Envelope {
+    pub(crate) fn set_id(&mut self, id: String) {
+        self.id = Some(id);
+    }
+
+    pub(crate) fn set_tag(&mut self, tag: String) {
+        self.tag = Some(tag);
+    }
+
+    pub(crate) fn set_timestamp_ms(&mut self, ms: u64) {
+        self.timestamp_ms = Some(ms);
+    }
+
+    pub(crate) fn set_deadline_in(&mut self, budget: Duration) {
+        self.deadline = Deadline::In(budget);
+    }
+
+    pub(crate) fn set_deadline_at(&mut self, deadline: SystemTime) {
+        self.deadline = Deadline::At(deadline);
+    }
+
+    pub(crate) fn set_deadline_unix_ms(&mut self, unix_ms: i64) {
+        self.deadline = Deadline::UnixMs(unix_ms);
+    }
+
+    pub(crate) fn set_trace_context(&mut self, name: String, value: String) {
+        self.trace_context.insert(name, value);
+    }
+
+    /// The tag set on the builder, if any.
+    pub(crate) fn tag(&self) -> Option<&str> {
+        self.tag.as_deref()
+    }
+
+    /// The `Dispatch` of `source` for `tag`, its times counted from `now`.
+    /// A deadline already past is still one (the protocol's `0` means
+    /// none), unless it was set as that number.
+    pub(crate) fn into_dispatch(
+        self,
+        tag: String,
+        default_id: String,
+        now: SystemTime,
+        source: Option<Source>,
+    ) -> pb::Dispatch {
+        let deadline_unix_ms = match self.deadline {
+            Deadline::None => 0,
+            Deadline::In(budget) => unix_ms(now + budget).max(1),
+            Deadline::At(at) => unix_ms(at).max(1),
+            Deadline::UnixMs(ms) => ms,
+        };
+        pb::Dispatch {
+            id: self.id.unwrap_or(default_id),
+            handler_tag: tag,
+            timestamp_ms: self.timestamp_ms.unwrap_or(unix_ms(now).max(0) as u64),
+            deadline_unix_ms,
+            trace_context: self.trace_context,
+            source,
+        }
+    }
+}
+
+/// The setters of what a `Dispatch` carries beside its source, on a builder
+/// with an `envelope` field: one set for every kind.
+macro_rules! envelope_setters {
+    () => {
+        /// Sets the dispatch id (by default `test-1`, `test-2`, ... per
+        /// [`TestApp`](crate::testing::TestApp); empty for a dispatch that
+        /// is built, which the test kit's connection gives one).
+        pub fn id(mut self, id: impl Into<String>) -> Self {
+            self.envelope.set_id(id.into());
+            self
+        }
+
+        /// Sets the handler tag of a dispatch that is built (by default the
+        /// builder's own, in the runtime's form). A call of a
+        /// [`TestApp`](crate::testing::TestApp) goes to the tag it names.
+        pub fn tag(mut self, tag: impl Into<String>) -> Self {
+            self.envelope.set_tag(tag.into());
+            self
+        }
+
+        /// Sets `timestamp_ms` (by default, when the dispatch is made).
+        pub fn timestamp_ms(mut self, ms: u64) -> Self {
+            self.envelope.set_timestamp_ms(ms);
+            self
+        }
+
+        /// Sets the deadline to `budget` after the dispatch is made (for a
+        /// call, when it starts). When it passes, the handler's cancellation
+        /// fires (reason `DeadlineExceeded`); if it has not finished one
+        /// cancel grace later, the SDK answers for it with a `HandlerError`
+        /// of type `DeadlineExceeded`.
+        pub fn deadline_in(mut self, budget: std::time::Duration) -> Self {
+            self.envelope.set_deadline_in(budget);
+            self
+        }
+
+        /// Sets the deadline to an instant.
+        pub fn deadline_at(mut self, deadline: std::time::SystemTime) -> Self {
+            self.envelope.set_deadline_at(deadline);
+            self
+        }
+
+        /// Sets `deadline_unix_ms` to exactly `unix_ms`, zero and past
+        /// values included.
+        pub fn deadline_unix_ms(mut self, unix_ms: i64) -> Self {
+            self.envelope.set_deadline_unix_ms(unix_ms);
+            self
+        }
+
+        /// Sends no deadline (`deadline_unix_ms` 0).
+        pub fn no_deadline(self) -> Self {
+            self.deadline_unix_ms(0)
+        }
+
+        /// Adds a trace context entry, such as `tracestate`.
+        pub fn trace_context(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.envelope.set_trace_context(name.into(), value.into());
+            self
+        }
+
+        /// Sets the caller's W3C `traceparent`.
+        pub fn traceparent(self, value: impl Into<String>) -> Self {
+            self.trace_context("traceparent", value)
+        }
+    };
+}
+
+pub(crate) use envelope_setters;
 
 impl Event {
     fn of(source: Pending) -> Self {
-        Event { source, id: None, deadline: Deadline::None, trace_context: HashMap::new() }
+        Event { source, envelope: Envelope::default() }
     }
 
     /// An event with a wire source.
@@ -83,50 +225,17 @@ impl Event {
     /// context are kept; its tag is replaced by the one it is sent to. A
     /// `Dispatch` with no source tests how a handler answers one.
     pub fn from_dispatch(dispatch: pb::Dispatch) -> Self {
-        let deadline = match dispatch.deadline_unix_ms {
-            ms if ms > 0 => Deadline::At(UNIX_EPOCH + Duration::from_millis(ms as u64)),
-            _ => Deadline::None,
-        };
-        Event {
-            source: Pending::Wire(dispatch.source),
-            id: Some(dispatch.id).filter(|id| !id.is_empty()),
-            deadline,
-            trace_context: dispatch.trace_context,
+        let mut envelope = Envelope { trace_context: dispatch.trace_context, ..Envelope::default() };
+        if dispatch.deadline_unix_ms > 0 {
+            envelope.set_deadline_unix_ms(dispatch.deadline_unix_ms);
         }
+        if !dispatch.id.is_empty() {
+            envelope.set_id(dispatch.id);
+        }
+        Event { source: Pending::Wire(dispatch.source), envelope }
     }
 
-    /// Sets the dispatch id (by default `test-1`, `test-2`, ... per
-    /// [`TestApp`](super::TestApp)).
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Sets the deadline to `budget` after the call starts. When it passes,
-    /// the handler's cancellation fires (reason `DeadlineExceeded`); if it
-    /// has not finished one cancel grace later, the call answers for it with
-    /// a `HandlerError` of type `DeadlineExceeded`, as the SDK does.
-    pub fn deadline_in(mut self, budget: Duration) -> Self {
-        self.deadline = Deadline::In(budget);
-        self
-    }
-
-    /// Sets the deadline to an instant.
-    pub fn deadline_at(mut self, deadline: SystemTime) -> Self {
-        self.deadline = Deadline::At(deadline);
-        self
-    }
-
-    /// Adds a trace context entry, such as `tracestate`.
-    pub fn trace_context(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.trace_context.insert(name.into(), value.into());
-        self
-    }
-
-    /// Sets the caller's W3C `traceparent`.
-    pub fn traceparent(self, value: impl Into<String>) -> Self {
-        self.trace_context("traceparent", value)
-    }
+    envelope_setters!();
 
     /// The wire `Dispatch` for the handler bound to `tag`, with the deadline
     /// counted from now and the id `test-event` unless one was set.
@@ -134,15 +243,8 @@ impl Event {
         self.into_dispatch(tag, "test-event".to_string(), SystemTime::now())
     }
 
-    /// The `Dispatch`, its deadline counted from `now`. A deadline already
-    /// past is still one (the protocol's `0` means none).
+    /// The `Dispatch` for `tag`, its deadline counted from `now`.
     pub(crate) fn into_dispatch(self, tag: &str, default_id: String, now: SystemTime) -> pb::Dispatch {
-        let deadline = match self.deadline {
-            Deadline::None => None,
-            Deadline::In(budget) => Some(now + budget),
-            Deadline::At(at) => Some(at),
-        };
-        let deadline_unix_ms = deadline.map_or(0, |at| unix_ms(at).max(1));
         let source = match self.source {
             Pending::Wire(source) => source,
             Pending::Http(request) => Some(Source::Http(request.into_wire(Some(tag)))),
@@ -151,39 +253,28 @@ impl Event {
             Pending::Trigger(trigger) => Some(Source::Schedule(trigger.into_wire(Some(tag)))),
             Pending::Invocation(invocation) => Some(Source::Custom(invocation.into_wire(Some(tag)))),
         };
-        pb::Dispatch {
-            id: self.id.unwrap_or(default_id),
-            handler_tag: tag.to_string(),
-            timestamp_ms: unix_ms(now).max(0) as u64,
-            deadline_unix_ms,
-            trace_context: self.trace_context,
-            source,
-        }
+        self.envelope.into_dispatch(tag.to_string(), default_id, now, source)
     }
 
-    /// A tag fitting the event, for calling a handler by function: an HTTP
-    /// request's `METHOD::route`, a WebSocket message's `event::route`, a
-    /// batch's `source::{sourceId}::handler`, a trigger's
-    /// `source::{scheduleId}::handler`, an invocation's `custom::{name}`.
+    /// A tag fitting the event, for calling a handler by function: the one
+    /// set on it, or its builder's own (see each builder's `build`); for a
+    /// wire source, the same made from its fields.
     pub(crate) fn default_tag(&self) -> String {
-        let source = match &self.source {
-            Pending::Http(request) => Some(Source::Http(request.clone().into_wire(None))),
-            Pending::Message(message) => Some(Source::Websocket(message.clone().into_wire(None))),
-            Pending::Batch(batch) => Some(Source::Consumer(batch.clone().into_wire(None))),
-            Pending::Trigger(trigger) => Some(Source::Schedule(trigger.clone().into_wire(None))),
-            Pending::Invocation(invocation) => Some(Source::Custom(invocation.clone().into_wire(None))),
-            Pending::Wire(source) => source.clone(),
-        };
-        let or = |value: &str, default: &str| if value.is_empty() { default.to_string() } else { value.to_string() };
-        match source {
-            Some(Source::Http(request)) => format!("{}::{}", request.method, request.route),
-            Some(Source::Websocket(message)) => format!("event::{}", or(&message.route, "$default")),
-            Some(Source::Consumer(batch)) => format!("source::{}::handler", or(&batch.source_id, "test-source")),
-            Some(Source::Schedule(trigger)) => {
-                format!("source::{}::handler", or(&trigger.schedule_id, "test-schedule"))
-            }
-            Some(Source::Custom(invoke)) => format!("custom::{}", or(&invoke.handler_name, "handler")),
-            None => "test".to_string(),
+        if let Some(tag) = self.envelope.tag() {
+            return tag.to_string();
+        }
+        match &self.source {
+            Pending::Http(request) => request.default_tag(),
+            Pending::Message(message) => message.default_tag(),
+            Pending::Batch(batch) => batch.default_tag(),
+            Pending::Trigger(trigger) => trigger.default_tag(),
+            Pending::Invocation(invocation) => invocation.default_tag(),
+            Pending::Wire(Some(Source::Http(request))) => TestRequest::from_wire(request.clone()).default_tag(),
+            Pending::Wire(Some(Source::Websocket(message))) => TestMessage::from_wire(message.clone()).default_tag(),
+            Pending::Wire(Some(Source::Consumer(batch))) => TestBatch::from_wire(batch.clone()).default_tag(),
+            Pending::Wire(Some(Source::Schedule(trigger))) => TestTrigger::from_wire(trigger.clone()).default_tag(),
+            Pending::Wire(Some(Source::Custom(invoke))) => TestInvocation::from_wire(invoke.clone()).default_tag(),
+            Pending::Wire(None) => "test".to_string(),
         }
     }
 }
@@ -218,12 +309,29 @@ macro_rules! event_from {
     };
 }
 
+/// Each builder's event, with what the builder says of the dispatch.
+macro_rules! event_from_builders {
+    ($($builder:ident => $pending:ident;)*) => {
+        $(
+            impl From<$builder> for Event {
+                fn from(mut builder: $builder) -> Self {
+                    let envelope = std::mem::take(&mut builder.envelope);
+                    Event { source: Pending::$pending(builder), envelope }
+                }
+            }
+        )*
+    };
+}
+
+event_from_builders! {
+    TestRequest => Http;
+    TestBatch => Batch;
+    TestMessage => Message;
+    TestTrigger => Trigger;
+    TestInvocation => Invocation;
+}
+
 event_from! {
-    TestRequest => |request| Pending::Http(request);
-    TestBatch => |batch| Pending::Batch(batch);
-    TestMessage => |message| Pending::Message(message);
-    TestTrigger => |trigger| Pending::Trigger(trigger);
-    TestInvocation => |invocation| Pending::Invocation(invocation);
     Request => |request| Pending::Http(request.into());
     Batch => |batch| Pending::Batch(batch.into());
     Message => |message| Pending::Message(message.into());

@@ -120,7 +120,11 @@
 //! # Events
 //!
 //! [`TestRequest`], [`TestBatch`], [`TestMessage`], [`TestTrigger`] and
-//! [`TestInvocation`] build the wire event. The SDK's own event types
+//! [`TestInvocation`] build the wire event, one builder per kind: the same
+//! builders the `celerity-testkit` crate sends over a socket (its `event`
+//! module starts them, and `build()` makes the whole `Dispatch`). Each
+//! carries what the dispatch does beside its source too: id, deadline,
+//! trace context. The SDK's own event types
 //! (`http::Request`, `consumer::Batch`, `websocket::Message`,
 //! `schedule::Trigger`, `custom::Invocation`) and the wire types are events
 //! too. [`Event`] adds what the dispatch carries beside the source: id,
