@@ -6,7 +6,7 @@ use bytes::Bytes;
 use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
-use super::event::{Envelope, envelope_setters};
+use super::envelope::{Envelope, envelope_setters};
 use crate::consumer::{Batch, RawRecord};
 
 /// A batch of records to call a consumer with, built the way the runtime

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
-use super::event::{Envelope, envelope_setters};
+use super::envelope::{Envelope, envelope_setters};
 use crate::custom::Invocation;
 
 /// A custom invocation to call a handler with, built the way the runtime

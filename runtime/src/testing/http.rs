@@ -11,7 +11,7 @@ use http::{Method, header};
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
 
-use super::event::{Envelope, envelope_setters};
+use super::envelope::{Envelope, envelope_setters};
 use crate::http::{Params, Request};
 
 /// An HTTP request event, built the way the runtime would send it: to call

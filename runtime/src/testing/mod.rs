@@ -245,6 +245,7 @@
 mod app;
 mod consumer;
 mod custom;
+mod envelope;
 mod event;
 mod functions;
 mod http;

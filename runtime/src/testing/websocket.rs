@@ -7,7 +7,7 @@ use bytes::Bytes;
 use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
-use super::event::{Envelope, envelope_setters};
+use super::envelope::{Envelope, envelope_setters};
 use crate::websocket::Message;
 
 /// The connection a [`TestMessage`] comes from unless another is set.
