@@ -109,7 +109,7 @@ fn app(guard: JwtGuard<Claims>) -> TestApp {
 async fn call(guard: JwtGuard<Claims>, token: Option<&str>) -> (StatusCode, String) {
     let mut request = TestRequest::get("/me");
     if let Some(token) = token {
-        request = request.header("authorization", &format!("Bearer {token}"));
+        request = request.header("authorization", format!("Bearer {token}"));
     }
     let response = app(guard).call("GET::/me", request).await.expect_http();
     if response.status() == StatusCode::OK {
@@ -167,7 +167,7 @@ async fn a_valid_es256_token_verifies_with_a_pem_public_key() {
 #[tokio::test]
 async fn a_request_without_a_bearer_token_is_401() {
     assert_eq!(call(hs256_guard(), None).await, (StatusCode::UNAUTHORIZED, "a bearer token is required".to_string()));
-    let request = TestRequest::get("/me").header("authorization", &format!("Basic {}", hs256(&good_claims())));
+    let request = TestRequest::get("/me").header("authorization", format!("Basic {}", hs256(&good_claims())));
     let response = app(hs256_guard()).call("GET::/me", request).await.expect_http();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
 }

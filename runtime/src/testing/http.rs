@@ -121,8 +121,8 @@ impl TestRequest {
     /// sends it. Names and values go as given, as the runtime could send
     /// them: what the SDK makes of one that is not valid HTTP is what a
     /// handler would see in production.
-    pub fn header(mut self, name: impl AsRef<str>, value: impl Into<String>) -> Self {
-        push_value(&mut self.request.headers, name.as_ref().to_ascii_lowercase(), value.into());
+    pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        push_value(&mut self.request.headers, name.as_ref().to_ascii_lowercase(), value.as_ref().to_string());
         self
     }
 
