@@ -17,6 +17,7 @@
 
 pub mod alloc;
 pub mod harness;
+pub mod load;
 pub mod procfs;
 pub mod report;
 
