@@ -163,3 +163,32 @@ pub(crate) async fn serve(listen: Listen, server: Server, service: RuntimeServic
     };
     Ok(Serving { address, server, _temp_dir: temp_dir })
 }
+
+/// The accessors of where a runtime listens, on a runtime that holds its
+/// [`Serving`] as `serving`: the checked runtime and the raw one alike.
+macro_rules! where_it_listens {
+    () => {
+        /// Where it listens.
+        pub fn address(&self) -> &$crate::ListenAddress {
+            &self.serving.address
+        }
+
+        /// The Unix socket path, when listening on one.
+        pub fn socket_path(&self) -> Option<&std::path::Path> {
+            self.serving.address.socket_path()
+        }
+
+        /// The bound TCP address, when listening on loopback TCP.
+        pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
+            self.serving.address.tcp_addr()
+        }
+
+        /// The environment a handler process needs to connect here (see
+        /// [`ListenAddress::env`](crate::ListenAddress::env)).
+        pub fn env(&self) -> Vec<(String, String)> {
+            self.serving.address.env()
+        }
+    };
+}
+
+pub(crate) use where_it_listens;

@@ -1,15 +1,14 @@
 //! The raw mode: a runtime side that hands out each stream as it opens,
 //! with none of the kit's bookkeeping. See [`RawRuntime`].
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
 use tonic::transport::Server;
 
 use crate::error::Error;
-use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::listen::{self, Listen, Serving};
 use crate::raw_stream::RawStream;
 use crate::service::{Limits, RuntimeService, Streams};
 use crate::settings::DEFAULT_ACCEPT_TIMEOUT;
@@ -156,26 +155,7 @@ impl RawRuntime {
         RawRuntimeBuilder::default()
     }
 
-    /// Where it listens.
-    pub fn address(&self) -> &ListenAddress {
-        &self.serving.address
-    }
-
-    /// The Unix socket path, when listening on one.
-    pub fn socket_path(&self) -> Option<&Path> {
-        self.serving.address.socket_path()
-    }
-
-    /// The bound TCP address, when listening on loopback TCP.
-    pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        self.serving.address.tcp_addr()
-    }
-
-    /// The environment a handler process needs to connect here (see
-    /// [`ListenAddress::env`]).
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.serving.address.env()
-    }
+    crate::listen::where_it_listens!();
 
     /// Waits (default accept timeout) for the next handler stream to open.
     pub async fn accept(&self) -> Result<RawStream, Error> {

@@ -1,8 +1,7 @@
 //! The test runtime: serves `HandlerRuntimeService` and hands each handler
 //! stream to the test after its handshake.
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,7 +13,7 @@ use tonic::transport::Server;
 use crate::connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 use crate::error::Error;
 use crate::handshake::Handshake;
-use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::listen::{self, Listen, Serving};
 use crate::service::{Limits, RuntimeService, Streams};
 use crate::settings::{AckOverride, DEFAULT_ACCEPT_TIMEOUT, DEFAULT_READY_TIMEOUT, Settings};
 
@@ -204,26 +203,7 @@ impl TestRuntime {
         TestRuntimeBuilder::default()
     }
 
-    /// Where it listens.
-    pub fn address(&self) -> &ListenAddress {
-        &self.serving.address
-    }
-
-    /// The Unix socket path, when listening on one.
-    pub fn socket_path(&self) -> Option<&Path> {
-        self.serving.address.socket_path()
-    }
-
-    /// The bound TCP address, when listening on loopback TCP.
-    pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        self.serving.address.tcp_addr()
-    }
-
-    /// The environment a handler process needs to connect here (see
-    /// [`ListenAddress::env`]).
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.serving.address.env()
-    }
+    crate::listen::where_it_listens!();
 
     /// The `RuntimeConfig` sent to every handler.
     pub fn config(&self) -> &RuntimeConfig {

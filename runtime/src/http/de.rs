@@ -250,6 +250,11 @@ fn count(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
+/// A type's, field's or variant's name, and a list of them, as serde gives
+/// them.
+type Name = &'static str;
+type Names = &'static [&'static str];
+
 /// The methods every level deserializes alike: a unit struct is a unit, a
 /// tuple struct a tuple, a struct a map, an ignored value a unit, a newtype
 /// struct its one field; each error raised by the visitor gets the level's context
@@ -289,12 +294,7 @@ macro_rules! alike_at_every_level {
             self.deserialize_unit(visitor)
         }
 
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            _: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, ParamsError> {
+        fn deserialize_struct<V: Visitor<'de>>(self, _: Name, _: Names, visitor: V) -> Result<V::Value, ParamsError> {
             self.deserialize_map(visitor)
         }
     };
@@ -313,13 +313,20 @@ macro_rules! same_as {
 /// `$to` (`single` or `only`), which fails when the values are not one.
 macro_rules! forward_to {
     (enum $to:ident) => {
-        fn deserialize_enum<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            variants: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, ParamsError> {
+        fn deserialize_enum<V: Visitor<'de>>(self, name: Name, variants: Names, visitor: V) -> Result<V::Value, ParamsError> {
             self.$to()?.deserialize_enum(name, variants, visitor)
+        }
+    };
+    // Every scalar, text and bytes: one value, whatever the level.
+    ($to:ident: scalars $($method:ident)*) => {
+        forward_to! { $to:
+            deserialize_bool
+            deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+            deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+            deserialize_f32 deserialize_f64
+            deserialize_char deserialize_str deserialize_string deserialize_identifier
+            deserialize_bytes deserialize_byte_buf
+            $($method)*
         }
     };
     ($to:ident: $($method:ident)*) => {$(
@@ -582,15 +589,7 @@ impl<'de> de::Deserializer<'de> for ValuesDeserializer<'de> {
         }
     }
 
-    forward_to! { single:
-        deserialize_bool
-        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
-        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
-        deserialize_f32 deserialize_f64
-        deserialize_char deserialize_str deserialize_string deserialize_identifier
-        deserialize_bytes deserialize_byte_buf
-        deserialize_map
-    }
+    forward_to! { single: scalars deserialize_map }
 
     /// Present with values is `Some`; a parameter with no values is `None`.
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
@@ -694,15 +693,7 @@ impl<'de> de::Deserializer<'de> for ParamsDeserializer<'de> {
         self.deserialize_map(visitor)
     }
 
-    forward_to! { only:
-        deserialize_bool
-        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
-        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
-        deserialize_f32 deserialize_f64
-        deserialize_char deserialize_str deserialize_string deserialize_identifier
-        deserialize_bytes deserialize_byte_buf
-        deserialize_seq
-    }
+    forward_to! { only: scalars deserialize_seq }
 
     /// No parameters is `None`.
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
