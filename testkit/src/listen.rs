@@ -127,6 +127,29 @@ pub(crate) struct Serving {
     _temp_dir: Option<tempfile::TempDir>,
 }
 
+impl Serving {
+    /// The next of what the server hands on through `queue` (an accepted
+    /// stream), waiting at most `timeout` for it: an error names what was
+    /// awaited and where this listens.
+    pub(crate) async fn next<T>(
+        &self,
+        queue: &tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<T>>,
+        timeout: std::time::Duration,
+        waiting_for: &str,
+    ) -> Result<T, Error> {
+        let mut queue = queue.lock().await;
+        match tokio::time::timeout(timeout, queue.recv()).await {
+            Err(_) => Err(Error::Timeout {
+                waiting_for: waiting_for.to_owned(),
+                after: timeout,
+                state: format!("listening on {}", self.address),
+            }),
+            Ok(None) => Err(Error::RuntimeStopped),
+            Ok(Some(next)) => Ok(next),
+        }
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         self.server.abort();

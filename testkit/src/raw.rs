@@ -164,16 +164,7 @@ impl RawRuntime {
 
     /// [`accept`](Self::accept), waiting at most `timeout`.
     pub async fn accept_timeout(&self, timeout: Duration) -> Result<RawStream, Error> {
-        let mut queue = self.queue.lock().await;
-        match tokio::time::timeout(timeout, queue.recv()).await {
-            Err(_) => Err(Error::Timeout {
-                waiting_for: "a handler to open its stream".to_owned(),
-                after: timeout,
-                state: format!("listening on {}", self.serving.address),
-            }),
-            Ok(None) => Err(Error::RuntimeStopped),
-            Ok(Some(stream)) => Ok(stream),
-        }
+        self.serving.next(&self.queue, timeout, "a handler to open its stream").await
     }
 
     /// The next stream if one has opened and not been taken, without

@@ -219,16 +219,7 @@ impl TestRuntime {
 
     /// [`accept`](Self::accept), waiting at most `timeout`.
     pub async fn accept_timeout(&self, timeout: Duration) -> Result<Handshake, Error> {
-        let mut queue = self.queue.lock().await;
-        match tokio::time::timeout(timeout, queue.recv()).await {
-            Err(_) => Err(Error::Timeout {
-                waiting_for: "a handler to connect and complete its handshake".to_owned(),
-                after: timeout,
-                state: format!("listening on {}", self.serving.address),
-            }),
-            Ok(None) => Err(Error::RuntimeStopped),
-            Ok(Some(outcome)) => outcome,
-        }
+        self.serving.next(&self.queue, timeout, "a handler to connect and complete its handshake").await?
     }
 
     /// Refuses every handler stream that connects from now on (as the
