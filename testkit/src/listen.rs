@@ -215,3 +215,25 @@ macro_rules! where_it_listens {
 }
 
 pub(crate) use where_it_listens;
+
+/// The setters of where a runtime is to listen, on a builder that holds a
+/// [`Listen`] as `listen`: the checked runtime's and the raw one's alike.
+macro_rules! where_to_listen {
+    () => {
+        /// Listens on this Unix socket path (parent created if needed). The
+        /// default is `runtime.sock` in a fresh temporary directory.
+        pub fn unix_socket(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+            self.listen = $crate::listen::Listen::Unix(path.into());
+            self
+        }
+
+        /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port
+        /// (the runtime's `tcp_addr` says which).
+        pub fn tcp(mut self, port: u16) -> Self {
+            self.listen = $crate::listen::Listen::Tcp(port);
+            self
+        }
+    };
+}
+
+pub(crate) use where_to_listen;

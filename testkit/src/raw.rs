@@ -1,7 +1,6 @@
 //! The raw mode: a runtime side that hands out each stream as it opens,
 //! with none of the kit's bookkeeping. See [`RawRuntime`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
@@ -44,18 +43,7 @@ impl Default for RawRuntimeBuilder {
 }
 
 impl RawRuntimeBuilder {
-    /// Listens on this Unix socket path (parent created if needed). The
-    /// default is `runtime.sock` in a fresh temporary directory.
-    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
-        self.listen = Listen::Unix(path.into());
-        self
-    }
-
-    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port.
-    pub fn tcp(mut self, port: u16) -> Self {
-        self.listen = Listen::Tcp(port);
-        self
-    }
+    crate::listen::where_to_listen!();
 
     /// How many frames each stream queues for sending before a send waits
     /// (at least one); default [`DEFAULT_RAW_QUEUE`]. With 1, a send waits

@@ -1,7 +1,6 @@
 //! The test runtime: serves `HandlerRuntimeService` and hands each handler
 //! stream to the test after its handshake.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -52,19 +51,7 @@ impl Default for TestRuntimeBuilder {
 }
 
 impl TestRuntimeBuilder {
-    /// Listens on this Unix socket path (parent created if needed). The
-    /// default is `runtime.sock` in a fresh temporary directory.
-    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
-        self.listen = Listen::Unix(path.into());
-        self
-    }
-
-    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port (see
-    /// [`TestRuntime::tcp_addr`]).
-    pub fn tcp(mut self, port: u16) -> Self {
-        self.listen = Listen::Tcp(port);
-        self
-    }
+    crate::listen::where_to_listen!();
 
     /// Declares a blueprint handler with the default timeout (60 s), tracing
     /// off and no published name.
