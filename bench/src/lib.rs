@@ -16,6 +16,7 @@
 //! on: the tags, the consumer batch and the WebSocket send.
 
 pub mod alloc;
+pub mod case;
 pub mod harness;
 pub mod load;
 pub mod procfs;

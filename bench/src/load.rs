@@ -2,16 +2,16 @@
 //! the credit window and the per-tag caps, and every answer checked.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use celerity_proto::v1::{
-    ConsumerBatch, ConsumerRecord, Dispatch, HandlerMessage, HttpRequest, Values, WsSend, WsSendAck, dispatch::Source,
-    handler_message, result::Outcome, runtime_message,
+    ConsumerBatch, ConsumerRecord, Dispatch, HandlerMessage, HttpRequest, RuntimeMessage, Values, WsSend, WsSendAck,
+    dispatch::Source, handler_message, result::Outcome, runtime_message,
 };
 use celerity_testkit::RawStream;
 
-use crate::harness::{Case, STALL, Sample, Shape, frame, now_ms, send};
+use crate::case::{Case, Sample, Shape};
 use crate::{
     BATCH_RECORDS, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, HTTP_TAG, OK_BODY, WS_MESSAGE, WS_TAG, expected_failures,
     record_fails, record_id, ws_connection_id,
@@ -318,4 +318,20 @@ impl Load {
         }
         WsSendAck { correlation_id: send.correlation_id, success: true, failures: Vec::new() }
     }
+}
+
+/// How long the harness waits for any frame while events are in flight
+/// before it calls the handler stuck.
+pub(crate) const STALL: Duration = Duration::from_secs(30);
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+pub(crate) fn frame(frame: runtime_message::Frame) -> RuntimeMessage {
+    RuntimeMessage { frame: Some(frame) }
+}
+
+pub(crate) async fn send(stream: &RawStream, message: runtime_message::Frame) -> Result<(), String> {
+    stream.outbound.send(frame(message)).await.map_err(|_| "the handler's stream closed".to_string())
 }
