@@ -15,7 +15,9 @@
 //! [`crate::alloc`]). A `Drain` ends the process.
 //!
 //! Latency is from the dispatch being handed to the gRPC stream to its
-//! result being decoded: the two ends this process can see.
+//! result being decoded: the two ends this process can see. The load for
+//! one stream, what it dispatches and how it checks the answers, is
+//! [`load`](crate::load).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -23,24 +25,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use celerity_proto::v1::{
-    ConsumerBatch, ConsumerRecord, Dispatch, Drain, HandlerConfig, HandlerMessage, HttpRequest, ProtocolVersion,
-    ReadyAck, RuntimeConfig, RuntimeMessage, Values, WsSend, WsSendAck, dispatch::Source, handler_message,
-    result::Outcome, runtime_message,
+    Drain, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, handler_message, runtime_message,
 };
 use celerity_testkit::{RawRuntime, RawStream};
 
 use crate::alloc::{COUNTERS_ENV, CounterFile};
+pub use crate::case::{Case, Sample, Shape};
+use crate::load::{Load, now_ms, send};
 use crate::procfs;
-use crate::{
-    BATCH_RECORDS, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, HTTP_TAG, OK_BODY, TAG_CAP_ENV, WS_MESSAGE, WS_TAG, all_tags,
-    expected_failures, record_fails, record_id, ws_connection_id,
-};
-
-/// How long the harness waits for any frame while events are in flight
-/// before it calls the handler stuck.
-const STALL: Duration = Duration::from_secs(30);
+use crate::{CAPPED_TAGS, TAG_CAP_ENV, all_tags};
 
 /// How big the run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,54 +76,6 @@ impl Impl {
             Impl::Sdk => "A",
             Impl::Raw => "B",
         }
-    }
-}
-
-/// What each event of a case is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// An HTTP request with a body of `body` bytes, echoed back; on one tag,
-    /// or spread round-robin over the eight capped tags.
-    Http {
-        /// Body size in bytes.
-        body: usize,
-        /// 1 or 8.
-        tags: usize,
-    },
-    /// A consumer batch of [`BATCH_RECORDS`] records, one in ten failing;
-    /// the answer must name exactly those.
-    Consumer,
-    /// An HTTP request whose handler sends `batch` WebSocket messages in one
-    /// `WsSend`, waits for the acknowledgement (sent at once by the
-    /// harness), and answers.
-    WsSend {
-        /// Messages per `WsSend`.
-        batch: usize,
-    },
-}
-
-/// One line of the matrix.
-#[derive(Clone, Debug)]
-pub struct Case {
-    /// Its name, matched by `--filter`.
-    pub name: String,
-    /// What each event is.
-    pub shape: Shape,
-    /// The credit window, declared by the handler as its initial credit.
-    pub credit: u32,
-    /// Events run before measuring.
-    pub warmup: u64,
-    /// Events measured.
-    pub events: u64,
-    /// The memory-growth case: run once per handler, after every round,
-    /// comparing RSS after the warm-up with RSS at the end.
-    pub memory: bool,
-}
-
-impl Case {
-    /// The per-tag cap the handlers declare for the capped tags.
-    pub fn tag_cap(&self) -> u32 {
-        (self.credit / CAPPED_TAGS.len() as u32).max(1)
     }
 }
 
@@ -231,70 +177,6 @@ impl Options {
             .into_iter()
             .filter(|case| self.filter.as_deref().is_none_or(|f| f.split(',').any(|f| case.name.contains(f.trim()))))
             .collect()
-    }
-}
-
-/// What one run of one case against one handler measured.
-#[derive(Clone, Debug, Default)]
-pub struct Sample {
-    /// Events dispatched, warm-up included.
-    pub dispatched: u64,
-    /// Results read for them.
-    pub answered: u64,
-    /// Answers that were wrong, frames that broke the protocol, and failures
-    /// of the run itself.
-    pub errors: u64,
-    /// The first few of them.
-    pub first_errors: Vec<String>,
-    /// `WsSend`s acknowledged.
-    pub ws_sends: u64,
-    /// Measured events per second.
-    pub events_per_sec: f64,
-    /// Latency percentiles of the measured events, in microseconds.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// CPU time (user + system) of the handler process per measured event.
-    pub cpu_us_per_event: f64,
-    /// CPU time of the load generator per measured event.
-    pub gen_cpu_us_per_event: f64,
-    /// Peak RSS of the handler process (`VmHWM`) at the end of the measured
-    /// phase.
-    pub peak_rss_kib: u64,
-    /// RSS after the warm-up.
-    pub rss_after_warmup_kib: u64,
-    /// RSS at the end of the measured phase.
-    pub rss_end_kib: u64,
-    /// Heap allocations (`alloc`, `alloc_zeroed`, `realloc`) of the handler
-    /// process per measured event, from its counting global allocator; NaN
-    /// when the process did not count.
-    pub allocs_per_event: f64,
-    /// Bytes those allocations asked for, per measured event; NaN when not
-    /// counted.
-    pub alloc_bytes_per_event: f64,
-    /// Voluntary context switches of the handler process (all its threads)
-    /// per measured event; NaN when `/proc` could not be read.
-    pub voluntary_cs_per_event: f64,
-    /// Involuntary context switches, likewise.
-    pub involuntary_cs_per_event: f64,
-    /// The process exited by itself, successfully, after the drain.
-    pub exit_ok: bool,
-}
-
-impl Sample {
-    fn error(&mut self, error: impl Into<String>) {
-        self.errors += 1;
-        if self.first_errors.len() < 5 {
-            self.first_errors.push(error.into());
-        }
-    }
-
-    /// Whether every event was answered correctly and the process ended
-    /// cleanly.
-    pub fn is_clean(&self) -> bool {
-        self.errors == 0 && self.answered == self.dispatched && self.exit_ok
     }
 }
 
@@ -588,18 +470,6 @@ async fn accept(runtime: &RawRuntime, child: &mut Child) -> Result<RawStream, St
     }
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
-fn frame(frame: runtime_message::Frame) -> RuntimeMessage {
-    RuntimeMessage { frame: Some(frame) }
-}
-
-async fn send(stream: &RawStream, message: runtime_message::Frame) -> Result<(), String> {
-    stream.outbound.send(frame(message)).await.map_err(|_| "the handler's stream closed".to_string())
-}
-
 async fn next_frame(stream: &mut RawStream, wait: Duration) -> Result<handler_message::Frame, String> {
     match tokio::time::timeout(wait, stream.inbound.message()).await {
         Err(_) => Err(format!("no frame from the handler within {wait:?}")),
@@ -707,309 +577,6 @@ fn percentile(sorted: &[u64], q: f64) -> f64 {
     }
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1] as f64 / 1_000.0
-}
-
-/// The body of `bytes` bytes every HTTP event carries: a pattern, so that a
-/// body answered from the wrong place does not compare equal.
-fn body_of(bytes: usize) -> Bytes {
-    let pattern: Vec<u8> = (0..251u8).collect();
-    let mut body = Vec::with_capacity(bytes);
-    while body.len() < bytes {
-        let take = pattern.len().min(bytes - body.len());
-        body.extend_from_slice(&pattern[..take]);
-    }
-    body.into()
-}
-
-/// The dispatches of a case, one per tag, to clone.
-fn templates(case: &Case, body: &Bytes) -> (Vec<&'static str>, Vec<Dispatch>) {
-    let http = |tag: &str, body: Bytes| {
-        let path = tag.split_once("::").map_or(tag, |(_, path)| path).to_string();
-        Source::Http(HttpRequest {
-            method: "POST".to_string(),
-            route: path.clone(),
-            path,
-            path_params: HashMap::new(),
-            query_params: HashMap::new(),
-            headers: HashMap::from([(
-                "content-type".to_string(),
-                Values { values: vec!["application/octet-stream".to_string()] },
-            )]),
-            source_ip: "127.0.0.1".to_string(),
-            request_id: String::new(),
-            body,
-        })
-    };
-    let tags: Vec<&'static str> = match case.shape {
-        Shape::Http { tags: 1, .. } => vec![HTTP_TAG],
-        Shape::Http { .. } => CAPPED_TAGS.to_vec(),
-        Shape::Consumer => vec![CONSUMER_TAG],
-        Shape::WsSend { .. } => vec![WS_TAG],
-    };
-    let dispatches = tags
-        .iter()
-        .map(|tag| {
-            let source = match case.shape {
-                Shape::Http { .. } => http(tag, body.clone()),
-                Shape::WsSend { batch } => http(tag, Bytes::from(batch.to_string())),
-                Shape::Consumer => Source::Consumer(ConsumerBatch {
-                    records: (0..BATCH_RECORDS)
-                        .map(|k| ConsumerRecord {
-                            message_id: record_id(k),
-                            body: Bytes::from_static(if record_fails(k) { FAIL_BODY } else { OK_BODY }),
-                            source: "bench-queue".to_string(),
-                            event_type: "message".to_string(),
-                            attributes: Bytes::new(),
-                            vendor: Bytes::new(),
-                        })
-                        .collect(),
-                    source_id: "bench-queue".to_string(),
-                    source_type: "queue".to_string(),
-                    vendor: Bytes::new(),
-                }),
-            };
-            Dispatch {
-                id: String::new(),
-                handler_tag: tag.to_string(),
-                timestamp_ms: 0,
-                deadline_unix_ms: 0,
-                trace_context: HashMap::new(),
-                source: Some(source),
-            }
-        })
-        .collect();
-    (tags, dispatches)
-}
-
-/// The load generator's state for one stream.
-struct Load {
-    shape: Shape,
-    templates: Vec<Dispatch>,
-    /// Per tag: its cap (`u32::MAX` when it has none) and events in flight.
-    caps: Vec<u32>,
-    in_flight: Vec<u32>,
-    /// Places free in the credit window.
-    credit: u64,
-    /// The handler asked to withhold (a grant of zero); no dispatch until a
-    /// `CreditGrant`.
-    paused: bool,
-    next_tag: usize,
-    next_id: u64,
-    /// Per event of the current phase (by id less `base`): when it was
-    /// dispatched, and its tag.
-    slots: Vec<Option<(Instant, u8)>>,
-    base: u64,
-    body: Bytes,
-    expected_failures: Vec<String>,
-    /// Latencies of the measured phase, in nanoseconds.
-    latencies: Vec<u64>,
-}
-
-impl Load {
-    fn new(case: &Case, declared_caps: HashMap<String, u32>) -> Load {
-        let body = match case.shape {
-            Shape::Http { body, .. } => body_of(body),
-            _ => Bytes::new(),
-        };
-        let (tags, templates) = templates(case, &body);
-        let caps = tags.iter().map(|tag| declared_caps.get(*tag).copied().unwrap_or(u32::MAX)).collect();
-        Load {
-            shape: case.shape.clone(),
-            in_flight: vec![0; tags.len()],
-            templates,
-            caps,
-            credit: u64::from(case.credit),
-            paused: false,
-            next_tag: 0,
-            next_id: 1,
-            slots: Vec::new(),
-            base: 1,
-            body,
-            expected_failures: expected_failures(),
-            latencies: Vec::new(),
-        }
-    }
-
-    /// The next tag, round-robin, that is under its cap.
-    fn pick_tag(&mut self) -> Option<usize> {
-        let n = self.caps.len();
-        for step in 0..n {
-            let tag = (self.next_tag + step) % n;
-            if self.in_flight[tag] < self.caps[tag] {
-                self.next_tag = (tag + 1) % n;
-                return Some(tag);
-            }
-        }
-        None
-    }
-
-    /// Dispatches `n` events, keeping the window full, and reads every
-    /// answer. Returns the time from the first dispatch to the last result.
-    async fn phase(
-        &mut self,
-        stream: &mut RawStream,
-        n: u64,
-        record: bool,
-        sample: &mut Sample,
-    ) -> Result<Duration, String> {
-        self.base = self.next_id;
-        self.slots.clear();
-        self.slots.resize(n as usize, None);
-        if record {
-            self.latencies = Vec::with_capacity(n as usize);
-        }
-        let (mut sent, mut done) = (0u64, 0u64);
-        let started = Instant::now();
-        let mut last = started;
-        let stall = tokio::time::sleep(STALL);
-        tokio::pin!(stall);
-        let mut stall_set = started;
-        while done < n {
-            if sent < n && !self.paused && self.credit > 0 {
-                let now = now_ms();
-                while sent < n && !self.paused && self.credit > 0 {
-                    let Some(tag) = self.pick_tag() else { break };
-                    let id = self.next_id;
-                    self.next_id += 1;
-                    let mut dispatch = self.templates[tag].clone();
-                    dispatch.id = id.to_string();
-                    dispatch.timestamp_ms = now as u64;
-                    dispatch.deadline_unix_ms = now + 30_000;
-                    if let Some(Source::Http(request)) = &mut dispatch.source {
-                        request.request_id.clone_from(&dispatch.id);
-                    }
-                    stream
-                        .outbound
-                        .send(frame(runtime_message::Frame::Dispatch(dispatch)))
-                        .await
-                        .map_err(|_| "the handler's stream closed".to_string())?;
-                    self.slots[(id - self.base) as usize] = Some((Instant::now(), tag as u8));
-                    self.credit -= 1;
-                    self.in_flight[tag] += 1;
-                    sent += 1;
-                    sample.dispatched += 1;
-                }
-            }
-            let message = tokio::select! {
-                biased;
-                message = stream.inbound.message() => message,
-                _ = &mut stall => {
-                    return Err(format!("the handler sent nothing for {STALL:?} with {} event(s) in flight", sent - done));
-                }
-            };
-            let frame = match message {
-                Ok(Some(HandlerMessage { frame: Some(frame) })) => frame,
-                Ok(Some(HandlerMessage { frame: None })) => {
-                    sample.error("an empty frame");
-                    continue;
-                }
-                Ok(None) => return Err("the handler ended its stream mid-run".to_string()),
-                Err(status) => return Err(format!("the handler's stream failed mid-run: {status}")),
-            };
-            let now = Instant::now();
-            if now.duration_since(stall_set) > Duration::from_secs(1) {
-                stall.as_mut().reset(tokio::time::Instant::from_std(now + STALL));
-                stall_set = now;
-            }
-            match frame {
-                handler_message::Frame::Result(result) => {
-                    if self.on_result(result, now, record, sample) {
-                        done += 1;
-                        last = now;
-                    }
-                }
-                handler_message::Frame::Credit(grant) => {
-                    self.paused = false;
-                    self.credit += u64::from(grant.additional);
-                }
-                handler_message::Frame::WsSend(send_frame) => {
-                    let ack = self.on_ws_send(send_frame, sample);
-                    send(stream, runtime_message::Frame::WsAck(ack)).await?;
-                }
-                handler_message::Frame::Draining(_) => return Err("the handler began draining mid-run".to_string()),
-                handler_message::Frame::Ready(_) => sample.error("a second Ready"),
-            }
-        }
-        Ok(last.duration_since(started))
-    }
-
-    /// Checks a result and returns its place. `true` when it answered an
-    /// event of this phase still in flight.
-    fn on_result(
-        &mut self,
-        result: celerity_proto::v1::Result,
-        now: Instant,
-        record: bool,
-        sample: &mut Sample,
-    ) -> bool {
-        let slot = result
-            .id
-            .parse::<u64>()
-            .ok()
-            .and_then(|id| id.checked_sub(self.base))
-            .and_then(|index| self.slots.get_mut(index as usize))
-            .and_then(Option::take);
-        let Some((sent_at, tag)) = slot else {
-            sample.error(format!("a result for {:?}, which is not in flight", result.id));
-            return false;
-        };
-        sample.answered += 1;
-        self.in_flight[tag as usize] -= 1;
-        if result.credit_grant == 0 {
-            self.paused = true;
-        } else {
-            self.credit += u64::from(result.credit_grant);
-        }
-        if record {
-            self.latencies.push(now.duration_since(sent_at).as_nanos() as u64);
-        }
-        if let Err(error) = self.check(result.outcome) {
-            sample.error(format!("event {}: {error}", result.id));
-        }
-        true
-    }
-
-    fn check(&self, outcome: Option<Outcome>) -> Result<(), String> {
-        match (&self.shape, outcome) {
-            (Shape::Http { .. }, Some(Outcome::Http(response))) => {
-                if response.status != 200 {
-                    return Err(format!("status {}", response.status));
-                }
-                if response.body != self.body {
-                    return Err(format!("a body of {} bytes that is not the one sent", response.body.len()));
-                }
-                Ok(())
-            }
-            (Shape::WsSend { .. }, Some(Outcome::Http(response))) if response.status == 200 => Ok(()),
-            (Shape::Consumer, Some(Outcome::Consumer(batch))) => {
-                let mut named: Vec<&str> = batch.failures.iter().map(|f| f.message_id.as_str()).collect();
-                named.sort_unstable();
-                if batch.success || named != self.expected_failures {
-                    return Err(format!("batch result success={} naming {named:?}", batch.success));
-                }
-                Ok(())
-            }
-            (_, Some(Outcome::Error(error))) => Err(format!("HandlerError {}: {}", error.r#type, error.message)),
-            (_, other) => Err(format!("unexpected outcome {other:?}")),
-        }
-    }
-
-    fn on_ws_send(&mut self, send: WsSend, sample: &mut Sample) -> WsSendAck {
-        sample.ws_sends += 1;
-        let expected = match self.shape {
-            Shape::WsSend { batch } => batch,
-            _ => 0,
-        };
-        let ok = send.messages.len() == expected
-            && send.messages.iter().enumerate().all(|(i, m)| {
-                m.connection_id == ws_connection_id(i) && m.message == WS_MESSAGE.as_bytes() && !m.is_binary
-            });
-        if !ok {
-            sample
-                .error(format!("a WsSend of {} message(s), expected {expected} of {WS_MESSAGE}", send.messages.len()));
-        }
-        WsSendAck { correlation_id: send.correlation_id, success: true, failures: Vec::new() }
-    }
 }
 
 #[cfg(test)]

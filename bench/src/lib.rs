@@ -16,7 +16,9 @@
 //! on: the tags, the consumer batch and the WebSocket send.
 
 pub mod alloc;
+pub mod case;
 pub mod harness;
+pub mod load;
 pub mod procfs;
 pub mod report;
 

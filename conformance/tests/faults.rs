@@ -23,19 +23,9 @@ use celerity_testkit::proto::v1::{
     runtime_message,
 };
 use celerity_testkit::{HandlerProcess, RawRuntime, RawStream, TestRuntime, event};
-use common::{WAIT, get, handler_error, ok_body, sleep, start};
+use common::{WAIT, get, handler_error, ok_body, rss_kib, sleep, start};
 
 // ----- helpers -----------------------------------------------------------------
-
-/// The resident set size of a process, in KiB, from `/proc`.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
 
 fn tempdir(name: &str) -> PathBuf {
     let unique = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
@@ -307,12 +297,7 @@ async fn a_runtime_that_stops_reading_gets_backpressure_and_the_handlers_memory_
         }
     }
     // A drain ends it cleanly.
-    let deadline = now_ms() + 5_000;
-    outbound.send(frame(runtime_message::Frame::Drain(pb::Drain { deadline_unix_ms: deadline }))).await.unwrap();
-    while let Ok(Some(_)) = tokio::time::timeout(WAIT, inbound.message()).await.expect("the stream ends") {}
-    drop(outbound);
-    let status = app.wait_timeout(WAIT).await.expect("the handler exits");
-    assert!(status.success(), "{status}\n{}", app.output_text());
+    raw_drain_and_exit(RawStream { inbound, outbound }, &mut app).await;
 }
 
 /// A runtime that stops reading and floods frames of a few bytes far
@@ -735,9 +720,28 @@ async fn echoed_request_values_are_cut_to_256_bytes() {
     let mut app = start(&[]).await;
     let long = "z".repeat(200_000);
     let cases = [
-        (event::http("POST", "/paint").query("colour", "red").header("content-type", long.clone()).json("{}"), 415),
-        (event::http("POST", "/paint").query("colour", long.clone()).json(r#"{"litres": 1}"#), 400),
-        (event::http("POST", "/paint").query("colour", "red").json(format!(r#"{{"litres": "{long}"}}"#)), 400),
+        (
+            event::http("POST", "/paint")
+                .query("colour", "red")
+                .header("content-type", long.clone())
+                .header("content-type", "application/json")
+                .body("{}"),
+            415,
+        ),
+        (
+            event::http("POST", "/paint")
+                .query("colour", long.clone())
+                .header("content-type", "application/json")
+                .body(r#"{"litres": 1}"#),
+            400,
+        ),
+        (
+            event::http("POST", "/paint")
+                .query("colour", "red")
+                .header("content-type", "application/json")
+                .body(format!(r#"{{"litres": "{long}"}}"#)),
+            400,
+        ),
     ];
     for (event, status) in cases {
         let result = app.conn.call(event).await.unwrap();

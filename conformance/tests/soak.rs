@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use celerity_testkit::proto::v1::{self as pb, cancel::Reason, handler_message, result::Outcome};
 use celerity_testkit::{Error, event};
-use common::{WAIT, get, handler_error, ok_body, sleep, start};
+use common::{WAIT, get, handler_error, ok_body, rss_kib, sleep, start};
 
 /// The credit window the soak runs with.
 const WINDOW: i64 = 32;
@@ -149,16 +149,6 @@ fn check(kind: Kind, result: &pb::Result) {
     // One place back, or zero: the withhold rides on whichever result goes
     // out next, this event's or another's.
     assert!(result.credit_grant <= 1, "{kind:?} granted {}", result.credit_grant);
-}
-
-/// The resident set size of a process, in KiB, from `/proc`.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn env_number(name: &str) -> Option<u64> {

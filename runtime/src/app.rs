@@ -102,6 +102,13 @@ impl App {
         Ok(self.configuration.get_or_init(|| configuration).clone())
     }
 
+    /// The configuration given with [`App::with_configuration`] (or read
+    /// already), else an empty one: what an application serves in process
+    /// for a test, which reads nothing of the test process's environment.
+    pub(crate) fn configuration_given_or_empty(&self) -> Configuration {
+        self.configuration.get().cloned().unwrap_or_else(Configuration::empty)
+    }
+
     /// Serves with `configuration` rather than what the environment
     /// describes: for tests, and for stores of the application's own.
     pub fn with_configuration(self, configuration: Configuration) -> Self {
@@ -161,11 +168,6 @@ impl App {
     pub fn guard<G: Guard>(mut self, name: &str, guard: G) -> Self {
         self.guards.add(name, guard);
         self
-    }
-
-    /// The application's layers and guards, for `celerity::testing`.
-    pub(crate) fn layers_and_guards(&self) -> (&Layers, &Guards) {
-        (&self.layers, &self.guards)
     }
 
     /// Shares `value` with every handler, which takes it as `State<T>`. One
@@ -453,9 +455,45 @@ impl App {
         AppHandle::new(self.commands.clone())
     }
 
-    /// Takes the state given with [`App::state`], for `celerity::testing`.
-    pub(crate) fn take_state(&mut self) -> StateMap {
-        std::mem::take(&mut self.state)
+    /// The state given with [`App::state`].
+    pub(crate) fn shared_state(&self) -> &StateMap {
+        &self.state
+    }
+
+    /// The settings given with [`App::settings`], or the SDK's defaults:
+    /// what an application is served with in process, where the
+    /// environment is the test process's and not the runtime's.
+    pub(crate) fn settings_or_defaults(&self) -> Settings {
+        self.settings.clone().unwrap_or_else(Settings::defaults)
+    }
+
+    /// The channel behind [`App::handle`], taken for serving the
+    /// application in process: its sender, and the receiver of what is
+    /// asked through it (the application keeps a closed one).
+    pub(crate) fn take_commands(&mut self) -> (mpsc::UnboundedSender<Command>, mpsc::UnboundedReceiver<Command>) {
+        let (_, closed) = mpsc::unbounded_channel();
+        (self.commands.clone(), std::mem::replace(&mut self.command_rx, closed))
+    }
+
+    /// Every registration, checked as at startup for what stops an
+    /// application whatever it is asked: a malformed tag, two handlers
+    /// bound the same way, a `State<T>` that `state` does not hold (when
+    /// given), a guard named twice or not at all.
+    pub(crate) fn checked_registrations(&self, state: Option<&StateMap>) -> Result<Vec<Registration>, Error> {
+        let registrations = self.registrations();
+        registry::check(&registrations).map_err(Error::from)?;
+        if let Some(state) = state {
+            registry::check_state(&registrations, state).map_err(Error::from)?;
+        }
+        self.guards.check(&registrations).map_err(Error::from)?;
+        Ok(registrations)
+    }
+
+    /// `registration` as it is served: behind the application's layers,
+    /// its kind's, its own and its guards, answering within messages of at
+    /// most `max_message_bytes`.
+    pub(crate) fn served(&self, registration: &Registration, max_message_bytes: usize) -> Registration {
+        registration.layered(&self.layers, self.guards.step_for(registration), max_message_bytes)
     }
 
     /// Every registration this application would serve, compiled ones first.
@@ -474,12 +512,9 @@ impl App {
     /// instead, with the `aws-lambda` feature, and fails saying so without.
     pub async fn run(self) -> Result<(), Error> {
         crate::logging::init_default();
-        let registrations = self.registrations();
         // A binary with a malformed tag, or two handlers for one tag, is
         // broken whatever is asked of it, manifest included.
-        registry::check(&registrations).map_err(Error::from)?;
-        registry::check_state(&registrations, &self.state).map_err(Error::from)?;
-        self.guards.check(&registrations).map_err(Error::from)?;
+        let registrations = self.checked_registrations(Some(&self.state))?;
         // The manifest needs nothing from the environment the runtime sets.
         if crate::manifest::requested() {
             return crate::manifest::print(&registrations);
@@ -512,14 +547,10 @@ impl App {
         let configuration = self.configuration().map_err(|error| Error::typed("ConfigError", error))?;
         crate::config::startup::prepare(&configuration, &registrations).await?;
         tracing::debug!("configuration: {}", configuration.describe());
+        let registrations: Vec<Registration> =
+            registrations.iter().map(|registration| self.served(registration, settings.max_message_bytes)).collect();
         let mut state = self.state;
         state.insert(Arc::new(configuration));
-        let registrations: Vec<Registration> = registrations
-            .iter()
-            .map(|registration| {
-                registration.layered(&self.layers, self.guards.step_for(registration), settings.max_message_bytes)
-            })
-            .collect();
         if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
             return crate::lambda::serve(registrations, Arc::new(state), settings, self.commands, self.command_rx)
                 .await;

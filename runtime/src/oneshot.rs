@@ -18,7 +18,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use celerity_proto::v1::{
-    self as pb, Dispatch, HandlerConfig, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage, handler_message,
+    self as pb, HandlerConfig, ProtocolVersion, ReadyAck, RuntimeConfig, RuntimeMessage, handler_message,
     result::Outcome, runtime_message,
 };
 use tokio::sync::mpsc;
@@ -96,13 +96,16 @@ pub(crate) struct Runner {
 
 /// Runs `registration` (none: no handler serves the tag) for `dispatch`,
 /// its context `cx`, on a session of its own that the clock `clock` drives.
+/// The dispatch is a decoded `Dispatch`, or an [`Event`] decoded from the
+/// bytes of one as the driver decodes a frame.
 pub(crate) fn run(
     registration: Option<Registration>,
-    dispatch: Dispatch,
+    dispatch: impl Into<Event>,
     cx: Context,
     clock: Clock,
     control: Control,
 ) -> Runner {
+    let dispatch: Event = dispatch.into();
     let tag = dispatch.handler_tag.clone();
     let (handlers, declared) = match &registration {
         Some(registration) => {
@@ -146,7 +149,7 @@ pub(crate) fn run(
     runner.feed(Input::from(frame(runtime_message::Frame::Config(config))));
     runner
         .feed(Input::from(frame(runtime_message::Frame::ReadyAck(ReadyAck { accepted: true, ..ReadyAck::default() }))));
-    runner.feed(Input::Dispatch(Event::from(dispatch)));
+    runner.feed(Input::Dispatch(dispatch));
     runner
 }
 

@@ -120,6 +120,12 @@ impl Settings {
         config
     }
 
+    /// The settings of an environment that sets none of the variables.
+    pub(crate) fn defaults() -> Self {
+        // Every default is within its own bounds, so nothing here can fail.
+        Self::from_lookup(|_| None).unwrap_or_else(|error| unreachable!("a default setting is refused: {error}"))
+    }
+
     /// Reads the settings from the process environment.
     pub fn from_env() -> Result<Self, SettingsError> {
         Self::from_lookup(|name| std::env::var(name).ok())

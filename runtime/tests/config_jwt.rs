@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use celerity::config::{Configuration, Values};
 use celerity::guard::Identity;
 use celerity::guard::jwt::JwtGuard;
-use celerity::testing::{TestApp, TestRequest};
+use celerity::testing::TestRequest;
 use jsonwebtoken::{EncodingKey, Header};
 use serde_json::json;
 
@@ -36,7 +36,7 @@ async fn the_guards_secret_comes_from_the_secret_store() {
         .build()
         .unwrap();
     let registration = celerity::Registration::http(celerity::HandlerKey::Tag("GET::/me".into()), me).guard("jwt");
-    let app = TestApp::from_app(app.guard("jwt", guard).register(registration));
+    let app = app.guard("jwt", guard).register(registration).into_test();
 
     let exp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 600;
     let token = jsonwebtoken::encode(

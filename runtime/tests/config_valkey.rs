@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use celerity::config::{Config, ConfigErrorKind, Configuration};
-use celerity::testing::{TestApp, TestRequest};
+use celerity::testing::TestRequest;
 use celerity_testkit::servers;
 
 fn local(store: &str, extra: &[(&str, &str)]) -> Configuration {
@@ -126,7 +126,7 @@ async fn a_handler_takes_typed_configuration_bound_from_the_store() {
         .without_compiled_handlers()
         .with_configuration(local("valkey-handler", &[]))
         .http("GET::/greet", greet);
-    let app = TestApp::from_app(app);
+    let app = app.into_test();
     let response = app.call("GET::/greet", TestRequest::get("/greet")).await.expect_http();
     assert_eq!(response.text(), "hello from Valkey");
 }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use celerity::App;
 use celerity::guard::{GuardRequest, Identity, Verdict};
 use celerity::http::StatusCode;
 use celerity::testing::{TestApp, TestInvocation, TestMessage, TestRequest};
@@ -30,10 +31,15 @@ async fn reports(caller: Identity<Caller>) -> String {
     format!("reports for {}", caller.user)
 }
 
-fn app() -> TestApp {
-    TestApp::empty()
+fn application() -> App {
+    App::new()
+        .without_compiled_handlers()
         .guard("token", token)
         .register(Registration::http(HandlerKey::Tag("GET::/reports".into()), reports).guard("token"))
+}
+
+fn app() -> TestApp {
+    application().into_test()
 }
 
 #[tokio::test]
@@ -65,7 +71,8 @@ async fn a_guard_that_fails_or_panics_is_an_error_never_an_allow() {
             "reached"
         }
     };
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .guard("down", |_request: GuardRequest| async {
             Err::<Verdict, _>(celerity::Error::msg("the key store is down"))
         })
@@ -76,7 +83,8 @@ async fn a_guard_that_fails_or_panics_is_an_error_never_an_allow() {
             Ok::<_, celerity::Error>(Verdict::allow())
         })
         .register(Registration::http(HandlerKey::Tag("GET::/a".into()), handler.clone()).guard("down"))
-        .register(Registration::http(HandlerKey::Tag("GET::/b".into()), handler).guard("broken"));
+        .register(Registration::http(HandlerKey::Tag("GET::/b".into()), handler).guard("broken"))
+        .into_test();
     let error = app.call("GET::/a", TestRequest::get("/a")).await.expect_error();
     assert_eq!(
         (error.error_type(), error.message()),
@@ -97,7 +105,8 @@ async fn every_guard_named_must_allow_in_order() {
             async move { Ok::<_, celerity::Error>(verdict()) }
         }
     };
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .guard("first", noting("first", Verdict::allow))
         .guard("second", noting("second", || Verdict::forbidden("no")))
         .guard("third", noting("third", Verdict::allow))
@@ -106,7 +115,8 @@ async fn every_guard_named_must_allow_in_order() {
                 .guard("first")
                 .guard("second")
                 .guard("third"),
-        );
+        )
+        .into_test();
     let response = app.call("GET::/x", TestRequest::get("/x")).await.expect_http();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(*order.lock().unwrap(), ["first", "second"]);
@@ -115,10 +125,12 @@ async fn every_guard_named_must_allow_in_order() {
 #[tokio::test]
 async fn a_websocket_message_or_custom_invocation_is_refused_in_its_own_shape() {
     let deny = |_request: GuardRequest| async { Ok::<_, celerity::Error>(Verdict::unauthorized("not a member")) };
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .guard("members", deny)
         .register(Registration::websocket(HandlerKey::Tag("event::chat".into()), || async {}).guard("members"))
-        .register(Registration::custom(HandlerKey::Tag("custom::quote".into()), || async { "1" }).guard("members"));
+        .register(Registration::custom(HandlerKey::Tag("custom::quote".into()), || async { "1" }).guard("members"))
+        .into_test();
     let ack = app.call("event::chat", TestMessage::text("hi")).await.expect_ack();
     assert_eq!(ack.error_message(), Some("not a member"));
     let result = app.call("custom::quote", TestInvocation::empty()).await.expect_custom();
@@ -129,12 +141,14 @@ async fn a_websocket_message_or_custom_invocation_is_refused_in_its_own_shape() 
 async fn a_guard_sees_the_request() {
     let seen = Arc::new(std::sync::Mutex::new(None));
     let keep = Arc::clone(&seen);
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .guard("look", move |request: GuardRequest| {
             *keep.lock().unwrap() = Some(request);
             async { Ok::<_, celerity::Error>(Verdict::allow()) }
         })
-        .register(Registration::http(HandlerKey::Tag("POST::/orders/{id}".into()), || async {}).guard("look"));
+        .register(Registration::http(HandlerKey::Tag("POST::/orders/{id}".into()), || async {}).guard("look"))
+        .into_test();
     let request = TestRequest::post("/orders/7").query("dry", "1").header("x-a", "1").request_id("req-7");
     app.call("POST::/orders/{id}", request).await.expect_http();
     let request = seen.lock().unwrap().take().unwrap();
@@ -155,27 +169,30 @@ async fn a_guard_sees_the_request() {
     expected = "is protected by the guard \"jwt\", which the application never registered: its guards are \"token\""
 )]
 fn a_guard_never_registered_is_refused_naming_the_handler_and_the_guards_there_are() {
-    let app = app().register(Registration::http(HandlerKey::Tag("GET::/other".into()), || async {}).guard("jwt"));
+    let app = application()
+        .register(Registration::http(HandlerKey::Tag("GET::/other".into()), || async {}).guard("jwt"))
+        .into_test();
     drop(app.call("GET::/other", TestRequest::get("/other")));
 }
 
 #[test]
 #[should_panic(expected = "the guard \"token\" is registered twice")]
 fn a_guard_registered_twice_is_refused() {
-    drop(app().guard("token", token).call("GET::/reports", TestRequest::get("/reports")));
+    drop(application().guard("token", token).into_test().call("GET::/reports", TestRequest::get("/reports")));
 }
 
 #[test]
 #[should_panic(expected = "consumer events carry no caller to authorise")]
 fn a_guard_on_a_consumer_is_refused() {
-    let app =
-        app().register(Registration::consumer(HandlerKey::Tag("source::q::p".into()), || async {}).guard("token"));
+    let app = application()
+        .register(Registration::consumer(HandlerKey::Tag("source::q::p".into()), || async {}).guard("token"))
+        .into_test();
     drop(app.call("GET::/reports", TestRequest::get("/reports")));
 }
 
 #[test]
 #[should_panic(expected = "takes Identity<guards::Caller>, but no guard protects it")]
 fn an_identity_without_a_guard_is_refused() {
-    let app = TestApp::empty().http("GET::/reports", reports);
+    let app = App::new().without_compiled_handlers().http("GET::/reports", reports).into_test();
     drop(app.call("GET::/reports", TestRequest::get("/reports")));
 }

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use celerity::App;
 use celerity::http::{HeaderValue, Json, Method, StatusCode, header};
-use celerity::testing::{TestApp, TestRequest};
+use celerity::testing::TestRequest;
 use tower_http::auth::AddAuthorizationLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
@@ -19,9 +20,11 @@ async fn hello() -> &'static str {
 
 #[tokio::test]
 async fn set_response_header_adds_a_header_to_every_response() {
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .http_layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
-        .http("GET::/hello", hello);
+        .http("GET::/hello", hello)
+        .into_test();
     let response = app.call("GET::/hello", TestRequest::get("/hello")).await.expect_http();
     assert_eq!((response.text(), response.header("cache-control")), ("hello", Some("no-store")));
     assert_eq!(response.header("content-type"), Some("text/plain; charset=utf-8"));
@@ -33,7 +36,7 @@ async fn a_bearer_check_answers_401_without_the_handler() {
     // is here as a layer that answers on its own.
     #[allow(deprecated)]
     let bearer = ValidateRequestHeaderLayer::bearer("s3cret");
-    let app = TestApp::empty().http("GET::/hello", hello).http_layer(bearer);
+    let app = App::new().without_compiled_handlers().http("GET::/hello", hello).http_layer(bearer).into_test();
     let refused = app.call("GET::/hello", TestRequest::get("/hello")).await.expect_http();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     let allowed = app
@@ -48,7 +51,11 @@ async fn a_layer_may_change_the_request_the_handler_sees() {
     async fn echo_auth(headers: celerity::http::HeaderMap) -> String {
         headers[header::AUTHORIZATION].to_str().unwrap().to_string()
     }
-    let app = TestApp::empty().http_layer(AddAuthorizationLayer::bearer("t-1")).http("GET::/me", echo_auth);
+    let app = App::new()
+        .without_compiled_handlers()
+        .http_layer(AddAuthorizationLayer::bearer("t-1"))
+        .http("GET::/me", echo_auth)
+        .into_test();
     assert_eq!(app.call("GET::/me", TestRequest::get("/me")).await.expect_http().text(), "Bearer t-1");
 }
 
@@ -58,9 +65,11 @@ async fn a_timeout_answers_before_the_events_own_deadline() {
         tokio::time::sleep(Duration::from_secs(5)).await;
         "late"
     }
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .http_layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, Duration::from_millis(200)))
-        .http("GET::/slow", slow);
+        .http("GET::/slow", slow)
+        .into_test();
     let response =
         app.call("GET::/slow", TestRequest::get("/slow")).deadline_in(Duration::from_secs(30)).await.expect_http();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -71,7 +80,11 @@ async fn compression_follows_accept_encoding() {
     async fn big() -> String {
         "a compressible line of text\n".repeat(200)
     }
-    let app = TestApp::empty().http_layer(CompressionLayer::new().gzip(true)).http("GET::/big", big);
+    let app = App::new()
+        .without_compiled_handlers()
+        .http_layer(CompressionLayer::new().gzip(true))
+        .http("GET::/big", big)
+        .into_test();
     let plain = app.call("GET::/big", TestRequest::get("/big")).await.expect_http();
     assert_eq!((plain.header("content-encoding"), plain.body().len()), (None, 5600));
     let gzipped = app.call("GET::/big", TestRequest::get("/big").header("accept-encoding", "gzip")).await.expect_http();
@@ -85,7 +98,11 @@ async fn a_body_limit_refuses_a_large_request() {
     async fn take(body: celerity::Bytes) -> String {
         body.len().to_string()
     }
-    let app = TestApp::empty().http_layer(RequestBodyLimitLayer::new(16)).http("POST::/upload", take);
+    let app = App::new()
+        .without_compiled_handlers()
+        .http_layer(RequestBodyLimitLayer::new(16))
+        .http("POST::/upload", take)
+        .into_test();
     let small = app.call("POST::/upload", TestRequest::post("/upload").body("tiny")).await.expect_http();
     assert_eq!(small.text(), "4");
     let large = app.call("POST::/upload", TestRequest::post("/upload").body(vec![b'x'; 64])).await.expect_http();
@@ -97,7 +114,11 @@ async fn cors_answers_a_preflight_and_marks_responses() {
     let cors = CorsLayer::new()
         .allow_origin(HeaderValue::from_static("https://shop.example"))
         .allow_methods([Method::GET, Method::POST]);
-    let app = TestApp::empty().http_layer(cors).http("POST::/orders", || async { (StatusCode::CREATED, "made") });
+    let app = App::new()
+        .without_compiled_handlers()
+        .http_layer(cors)
+        .http("POST::/orders", || async { (StatusCode::CREATED, "made") })
+        .into_test();
     let preflight = TestRequest::new(Method::OPTIONS, "/orders")
         .header("origin", "https://shop.example")
         .header("access-control-request-method", "POST");
@@ -130,10 +151,12 @@ async fn what_crosses_the_layers_keeps_its_path_query_headers_and_errors() {
     async fn broken() -> celerity::Result<()> {
         Err(celerity::Error::msg("the store is down"))
     }
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .http_layer(SetResponseHeaderLayer::appending(header::SET_COOKIE, HeaderValue::from_static("b=2")))
         .http("GET::/customers/{id}/orders", list)
-        .http("GET::/broken", broken);
+        .http("GET::/broken", broken)
+        .into_test();
     let response = app
         .call("GET::/customers/{id}/orders", TestRequest::get("/customers/a%2520b/orders").query("page", "3"))
         .await

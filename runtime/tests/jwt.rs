@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use celerity::App;
 use celerity::guard::Identity;
 use celerity::guard::jwt::{JwtConfigError, JwtGuard};
 use celerity::http::StatusCode;
@@ -97,16 +98,18 @@ fn jwks_guard() -> JwtGuard<Claims> {
 }
 
 fn app(guard: JwtGuard<Claims>) -> TestApp {
-    TestApp::empty()
+    App::new()
+        .without_compiled_handlers()
         .guard("jwt", guard)
         .register(Registration::http(HandlerKey::Tag("GET::/me".into()), me).guard("jwt"))
+        .into_test()
 }
 
 /// The status and body (or refusal message) of `GET /me` with `token`.
 async fn call(guard: JwtGuard<Claims>, token: Option<&str>) -> (StatusCode, String) {
     let mut request = TestRequest::get("/me");
     if let Some(token) = token {
-        request = request.header("authorization", &format!("Bearer {token}"));
+        request = request.header("authorization", format!("Bearer {token}"));
     }
     let response = app(guard).call("GET::/me", request).await.expect_http();
     if response.status() == StatusCode::OK {
@@ -164,7 +167,7 @@ async fn a_valid_es256_token_verifies_with_a_pem_public_key() {
 #[tokio::test]
 async fn a_request_without_a_bearer_token_is_401() {
     assert_eq!(call(hs256_guard(), None).await, (StatusCode::UNAUTHORIZED, "a bearer token is required".to_string()));
-    let request = TestRequest::get("/me").header("authorization", &format!("Basic {}", hs256(&good_claims())));
+    let request = TestRequest::get("/me").header("authorization", format!("Basic {}", hs256(&good_claims())));
     let response = app(hs256_guard()).call("GET::/me", request).await.expect_http();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
 }

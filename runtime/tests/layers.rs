@@ -5,10 +5,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use celerity::App;
 use celerity::consumer::Record;
 use celerity::http::{Path, StatusCode};
 use celerity::layer::{self, Answer, Event, EventLayer, Next, Payload};
-use celerity::testing::{TestApp, TestBatch, TestRequest, TestTrigger};
+use celerity::testing::{TestBatch, TestRequest, TestTrigger};
 use celerity::{Context, HandlerKey, HandlerKind, Registration};
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -38,13 +39,15 @@ async fn layers_run_app_wide_then_per_kind_then_per_handler_outermost_first() {
     let handler = Registration::http(HandlerKey::Tag("GET::/orders/{id}".into()), get_order)
         .layer(noting(&log, "handler 1"))
         .layer(noting(&log, "handler 2"));
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .state(Arc::clone(&log))
         .layer_for(HandlerKind::Http, noting(&log, "kind"))
         .layer(noting(&log, "app 1"))
         .layer_for(HandlerKind::Consumer, noting(&log, "consumers only"))
         .layer(noting(&log, "app 2"))
-        .register(handler);
+        .register(handler)
+        .into_test();
     let response = app.call("GET::/orders/{id}", TestRequest::get("/orders/7")).await.expect_http();
     assert_eq!(response.text(), "order 7");
     assert_eq!(
@@ -73,13 +76,17 @@ async fn a_layer_answers_on_its_own_without_calling_the_handler() {
         let over = event.request().is_some_and(|request| request.headers().contains_key("x-over-limit"));
         if over { Answer::http((StatusCode::TOO_MANY_REQUESTS, "slow down")) } else { next.run(event).await }
     });
-    let app = TestApp::empty().layer(limit).http("GET::/hello", move || {
-        let seen = Arc::clone(&seen);
-        async move {
-            *seen.lock().unwrap() += 1;
-            "hello"
-        }
-    });
+    let app = App::new()
+        .without_compiled_handlers()
+        .layer(limit)
+        .http("GET::/hello", move || {
+            let seen = Arc::clone(&seen);
+            async move {
+                *seen.lock().unwrap() += 1;
+                "hello"
+            }
+        })
+        .into_test();
     let limited = app.call("GET::/hello", TestRequest::get("/hello").header("x-over-limit", "1")).await.expect_http();
     assert_eq!((limited.status(), limited.text()), (StatusCode::TOO_MANY_REQUESTS, "slow down"));
     let served = app.call("GET::/hello", TestRequest::get("/hello")).await.expect_http();
@@ -98,10 +105,12 @@ async fn a_consumer_layer_fails_the_batch_whole() {
         }
     });
     async fn process(_record: Record<serde_json::Value>) {}
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .layer_for(HandlerKind::Consumer, paused)
         .consumer("source::paused-queue::process", process)
-        .consumer("source::live-queue::process", process);
+        .consumer("source::live-queue::process", process)
+        .into_test();
     let batch = || TestBatch::new().record("m-1", "{}").record("m-2", "{}");
     let result = app.call("source::paused-queue::process", batch()).await.expect_batch();
     assert!(result.is_whole_batch_failure(), "{result:?}");
@@ -122,14 +131,15 @@ async fn a_layer_sees_the_handlers_answer_and_may_change_the_event() {
     async fn whoami(request: celerity::http::Request) -> String {
         request.headers()["x-tenant"].to_str().unwrap().to_string()
     }
-    let app = TestApp::empty().layer(tenant).http("GET::/whoami", whoami);
+    let app = App::new().without_compiled_handlers().layer(tenant).http("GET::/whoami", whoami).into_test();
     assert_eq!(app.call("GET::/whoami", TestRequest::get("/whoami")).await.expect_http().text(), "acme");
 }
 
 #[tokio::test]
 async fn a_panic_in_a_layer_is_answered_as_a_handlers_panic() {
     let broken = layer::from_fn(|_event: Event, _next: Next| async move { panic!("the layer broke") });
-    let app = TestApp::empty().layer(broken).http("GET::/hello", || async { "hello" });
+    let app =
+        App::new().without_compiled_handlers().layer(broken).http("GET::/hello", || async { "hello" }).into_test();
     let error = app.call("GET::/hello", TestRequest::get("/hello")).await.expect_error();
     assert!(error.is_panic(), "{error:?}");
     assert_eq!(error.message(), "the handler panicked");
@@ -149,12 +159,12 @@ async fn the_deadline_covers_the_layers_and_the_handler_together() {
             reason = cx.cancelled() => Err(celerity::Error::msg(format!("stopped: {reason}"))),
         }
     }
-    let app = TestApp::empty().layer(slow).schedule("source::nightly::work", work);
+    let app = App::new().without_compiled_handlers().layer(slow).schedule("source::nightly::work", work).into_test();
     let outcome = app.call("source::nightly::work", TestTrigger::new()).deadline_in(Duration::from_secs(1)).await;
     let ack = outcome.expect_ack();
     assert_eq!(ack.error_message(), Some("stopped: deadline exceeded"), "{ack:?}");
     // Without the layer, the same handler finishes in time.
-    let app = TestApp::empty().schedule("source::nightly::work", work);
+    let app = App::new().without_compiled_handlers().schedule("source::nightly::work", work).into_test();
     let outcome = app.call("source::nightly::work", TestTrigger::new()).deadline_in(Duration::from_secs(1)).await;
     assert!(outcome.expect_ack().is_success());
 }
@@ -162,10 +172,12 @@ async fn the_deadline_covers_the_layers_and_the_handler_together() {
 #[tokio::test]
 async fn tower_layers_of_any_request_type_work_on_every_kind() {
     // tower's own concurrency limit is generic over the request type.
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .layer(tower::limit::ConcurrencyLimitLayer::new(1))
         .schedule("source::nightly::work", || async {})
-        .http("GET::/hello", || async { "hello" });
+        .http("GET::/hello", || async { "hello" })
+        .into_test();
     assert!(app.call("source::nightly::work", TestTrigger::new()).await.expect_ack().is_success());
     assert_eq!(app.call("GET::/hello", TestRequest::get("/hello")).await.expect_http().text(), "hello");
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use celerity::config::{Configuration, Values};
 use celerity::resources::{Links, ResourceHandle, ResourceKind, ResourceRef};
-use celerity::testing::{TestApp, TestRequest};
+use celerity::testing::TestRequest;
 
 /// A handle of its own kind for these tests: it counts how often it was
 /// made, and reads its resource's identifier.
@@ -59,7 +59,7 @@ async fn a_named_handle_resolves_through_the_links_and_is_made_once() {
         .values("resources", Values::from_pairs([("ledgerTable", "ledger-prod")]))
         .build();
     let app = celerity::App::new().without_compiled_handlers().with_configuration(config).http("GET::/read", read);
-    let app = TestApp::from_app(app);
+    let app = app.into_test();
     let before = MADE.load(Ordering::SeqCst);
     for _ in 0..3 {
         let response = app.call("GET::/read", TestRequest::get("/read")).await.expect_http();
@@ -72,7 +72,7 @@ async fn a_named_handle_resolves_through_the_links_and_is_made_once() {
 async fn a_stand_in_given_to_the_configuration_serves_the_resource() {
     let config = Configuration::builder().resource("ledger", Ledger { resource: None, label: "stand-in" }).build();
     let app = celerity::App::new().without_compiled_handlers().with_configuration(config).http("GET::/read", read);
-    let response = TestApp::from_app(app).call("GET::/read", TestRequest::get("/read")).await.expect_http();
+    let response = app.into_test().call("GET::/read", TestRequest::get("/read")).await.expect_http();
     assert_eq!(response.text(), "stand-in none");
 }
 

@@ -66,7 +66,7 @@ const TAGS: [&str; 8] = [
 ];
 
 fn app() -> TestApp {
-    TestApp::empty().service(TAGS, router())
+    App::new().without_compiled_handlers().service(TAGS, router()).into_test()
 }
 
 #[tokio::test]
@@ -125,7 +125,7 @@ async fn a_service_error_is_a_handler_error() {
     let failing = tower::service_fn(|_request: http::Request<Body>| async {
         Err::<http::Response<Body>, _>(std::io::Error::other("the upstream is down"))
     });
-    let app = TestApp::empty().service(["GET::/down"], failing);
+    let app = App::new().without_compiled_handlers().service(["GET::/down"], failing).into_test();
     let error = app.call("GET::/down", TestRequest::get("/down")).await.expect_error();
     assert!(error.message().contains("the upstream is down"), "{error:?}");
 }
@@ -137,7 +137,8 @@ async fn the_applications_layers_and_a_registrations_guard_wrap_the_service() {
         let status = answer.http_status().map(|status| status.as_u16());
         Answer::http(format!("layer saw {status:?}"))
     });
-    let app = TestApp::empty()
+    let app = App::new()
+        .without_compiled_handlers()
         .layer(stamped)
         .guard("key", |request: GuardRequest| async move {
             Ok::<_, celerity::Error>(match request.header("x-key") {
@@ -145,7 +146,8 @@ async fn the_applications_layers_and_a_registrations_guard_wrap_the_service() {
                 _ => Verdict::unauthorized("an x-key header is required"),
             })
         })
-        .register(Registration::service(HandlerKey::Tag("GET::/files/{name}".into()), router()).guard("key"));
+        .register(Registration::service(HandlerKey::Tag("GET::/files/{name}".into()), router()).guard("key"))
+        .into_test();
     let refused = app.call("GET::/files/{name}", TestRequest::get("/files/x")).await.expect_http();
     assert_eq!(refused.text(), "layer saw Some(401)");
     let allowed = app.call("GET::/files/{name}", TestRequest::get("/files/x").header("x-key", "k")).await.expect_http();

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use celerity::App;
 use celerity::consumer::Record;
 use celerity::http::{Json, Path, Query, StatusCode};
 use celerity::testing::{TestApp, TestBatch, TestInvocation, TestRequest, call_http};
@@ -88,7 +89,8 @@ async fn query_and_path_are_checked_the_same_way() {
     async fn get(Valid(Path(order)): Valid<Path<OrderId>>) -> String {
         order.id
     }
-    let app = TestApp::empty().http("GET::/orders", list).http("GET::/orders/{id}", get);
+    let app =
+        App::new().without_compiled_handlers().http("GET::/orders", list).http("GET::/orders/{id}", get).into_test();
 
     let response = app.call("GET::/orders", TestRequest::get("/orders").query("limit", "51")).await.expect_http();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
@@ -110,13 +112,16 @@ async fn query_and_path_are_checked_the_same_way() {
 async fn a_record_that_breaks_rules_fails_on_its_own_naming_the_field() {
     let handled = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&handled);
-    let app = TestApp::empty().consumer("source::orders::process", move |Valid(record): Valid<Record<Line>>| {
-        let seen = Arc::clone(&seen);
-        async move {
-            assert!(record.value().quantity >= 1);
-            seen.fetch_add(1, Ordering::SeqCst);
-        }
-    });
+    let app = App::new()
+        .without_compiled_handlers()
+        .consumer("source::orders::process", move |Valid(record): Valid<Record<Line>>| {
+            let seen = Arc::clone(&seen);
+            async move {
+                assert!(record.value().quantity >= 1);
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .into_test();
     let batch = TestBatch::new()
         .json_record("m-1", &json!({"sku": "a", "quantity": 2}))
         .json_record("m-2", &json!({"sku": "", "quantity": 2}))
@@ -136,7 +141,7 @@ async fn a_custom_invocation_that_breaks_rules_is_an_error_answer_naming_the_fie
     async fn reserve(Valid(Json(line)): Valid<Json<Line>>) -> Json<u32> {
         Json(line.quantity)
     }
-    let app = TestApp::empty().custom("custom::reserve", reserve);
+    let app = App::new().without_compiled_handlers().custom("custom::reserve", reserve).into_test();
     let outcome = app.call("custom::reserve", TestInvocation::json(&json!({"sku": "a", "quantity": 500}))).await;
     let result = outcome.expect_custom();
     let message = result.error_message().unwrap_or_default().to_string();

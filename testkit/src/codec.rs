@@ -5,6 +5,12 @@
 //! no encoder of `RuntimeMessage` would produce (a string that is not
 //! UTF-8, a message cut short), to see what a handler makes of it. Frames
 //! it reads are decoded by prost, as the generated server decodes them.
+//!
+//! It is apart from the SDK's own codec (`celerity`'s frame codec, which
+//! writes answers with encoders of its own and decodes a `Dispatch` lazily)
+//! on purpose: it is the oracle those are held against. A handler's frame
+//! that this decoder, prost's generated one, does not read as the SDK meant
+//! is a fault of the SDK's encoder, which sharing the code would hide.
 
 use bytes::{BufMut, Bytes};
 use celerity_proto::prost::Message as _;

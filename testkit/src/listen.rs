@@ -127,6 +127,29 @@ pub(crate) struct Serving {
     _temp_dir: Option<tempfile::TempDir>,
 }
 
+impl Serving {
+    /// The next of what the server hands on through `queue` (an accepted
+    /// stream), waiting at most `timeout` for it: an error names what was
+    /// awaited and where this listens.
+    pub(crate) async fn next<T>(
+        &self,
+        queue: &tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<T>>,
+        timeout: std::time::Duration,
+        waiting_for: &str,
+    ) -> Result<T, Error> {
+        let mut queue = queue.lock().await;
+        match tokio::time::timeout(timeout, queue.recv()).await {
+            Err(_) => Err(Error::Timeout {
+                waiting_for: waiting_for.to_owned(),
+                after: timeout,
+                state: format!("listening on {}", self.address),
+            }),
+            Ok(None) => Err(Error::RuntimeStopped),
+            Ok(Some(next)) => Ok(next),
+        }
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         self.server.abort();
@@ -163,3 +186,54 @@ pub(crate) async fn serve(listen: Listen, server: Server, service: RuntimeServic
     };
     Ok(Serving { address, server, _temp_dir: temp_dir })
 }
+
+/// The accessors of where a runtime listens, on a runtime that holds its
+/// [`Serving`] as `serving`: the checked runtime and the raw one alike.
+macro_rules! where_it_listens {
+    () => {
+        /// Where it listens.
+        pub fn address(&self) -> &$crate::ListenAddress {
+            &self.serving.address
+        }
+
+        /// The Unix socket path, when listening on one.
+        pub fn socket_path(&self) -> Option<&std::path::Path> {
+            self.serving.address.socket_path()
+        }
+
+        /// The bound TCP address, when listening on loopback TCP.
+        pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
+            self.serving.address.tcp_addr()
+        }
+
+        /// The environment a handler process needs to connect here (see
+        /// [`ListenAddress::env`](crate::ListenAddress::env)).
+        pub fn env(&self) -> Vec<(String, String)> {
+            self.serving.address.env()
+        }
+    };
+}
+
+pub(crate) use where_it_listens;
+
+/// The setters of where a runtime is to listen, on a builder that holds a
+/// [`Listen`] as `listen`: the checked runtime's and the raw one's alike.
+macro_rules! where_to_listen {
+    () => {
+        /// Listens on this Unix socket path (parent created if needed). The
+        /// default is `runtime.sock` in a fresh temporary directory.
+        pub fn unix_socket(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+            self.listen = $crate::listen::Listen::Unix(path.into());
+            self
+        }
+
+        /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port
+        /// (the runtime's `tcp_addr` says which).
+        pub fn tcp(mut self, port: u16) -> Self {
+            self.listen = $crate::listen::Listen::Tcp(port);
+            self
+        }
+    };
+}
+
+pub(crate) use where_to_listen;

@@ -1,15 +1,13 @@
 //! The raw mode: a runtime side that hands out each stream as it opens,
 //! with none of the kit's bookkeeping. See [`RawRuntime`].
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, mpsc};
 use tonic::transport::Server;
 
 use crate::error::Error;
-use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::listen::{self, Listen, Serving};
 use crate::raw_stream::RawStream;
 use crate::service::{Limits, RuntimeService, Streams};
 use crate::settings::DEFAULT_ACCEPT_TIMEOUT;
@@ -45,18 +43,7 @@ impl Default for RawRuntimeBuilder {
 }
 
 impl RawRuntimeBuilder {
-    /// Listens on this Unix socket path (parent created if needed). The
-    /// default is `runtime.sock` in a fresh temporary directory.
-    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
-        self.listen = Listen::Unix(path.into());
-        self
-    }
-
-    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port.
-    pub fn tcp(mut self, port: u16) -> Self {
-        self.listen = Listen::Tcp(port);
-        self
-    }
+    crate::listen::where_to_listen!();
 
     /// How many frames each stream queues for sending before a send waits
     /// (at least one); default [`DEFAULT_RAW_QUEUE`]. With 1, a send waits
@@ -156,26 +143,7 @@ impl RawRuntime {
         RawRuntimeBuilder::default()
     }
 
-    /// Where it listens.
-    pub fn address(&self) -> &ListenAddress {
-        &self.serving.address
-    }
-
-    /// The Unix socket path, when listening on one.
-    pub fn socket_path(&self) -> Option<&Path> {
-        self.serving.address.socket_path()
-    }
-
-    /// The bound TCP address, when listening on loopback TCP.
-    pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        self.serving.address.tcp_addr()
-    }
-
-    /// The environment a handler process needs to connect here (see
-    /// [`ListenAddress::env`]).
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.serving.address.env()
-    }
+    crate::listen::where_it_listens!();
 
     /// Waits (default accept timeout) for the next handler stream to open.
     pub async fn accept(&self) -> Result<RawStream, Error> {
@@ -184,16 +152,7 @@ impl RawRuntime {
 
     /// [`accept`](Self::accept), waiting at most `timeout`.
     pub async fn accept_timeout(&self, timeout: Duration) -> Result<RawStream, Error> {
-        let mut queue = self.queue.lock().await;
-        match tokio::time::timeout(timeout, queue.recv()).await {
-            Err(_) => Err(Error::Timeout {
-                waiting_for: "a handler to open its stream".to_owned(),
-                after: timeout,
-                state: format!("listening on {}", self.serving.address),
-            }),
-            Ok(None) => Err(Error::RuntimeStopped),
-            Ok(Some(stream)) => Ok(stream),
-        }
+        self.serving.next(&self.queue, timeout, "a handler to open its stream").await
     }
 
     /// The next stream if one has opened and not been taken, without

@@ -1,8 +1,6 @@
 //! The test runtime: serves `HandlerRuntimeService` and hands each handler
 //! stream to the test after its handshake.
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -14,7 +12,7 @@ use tonic::transport::Server;
 use crate::connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 use crate::error::Error;
 use crate::handshake::Handshake;
-use crate::listen::{self, Listen, ListenAddress, Serving};
+use crate::listen::{self, Listen, Serving};
 use crate::service::{Limits, RuntimeService, Streams};
 use crate::settings::{AckOverride, DEFAULT_ACCEPT_TIMEOUT, DEFAULT_READY_TIMEOUT, Settings};
 
@@ -53,19 +51,7 @@ impl Default for TestRuntimeBuilder {
 }
 
 impl TestRuntimeBuilder {
-    /// Listens on this Unix socket path (parent created if needed). The
-    /// default is `runtime.sock` in a fresh temporary directory.
-    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
-        self.listen = Listen::Unix(path.into());
-        self
-    }
-
-    /// Listens on loopback TCP `127.0.0.1:port`; 0 picks a free port (see
-    /// [`TestRuntime::tcp_addr`]).
-    pub fn tcp(mut self, port: u16) -> Self {
-        self.listen = Listen::Tcp(port);
-        self
-    }
+    crate::listen::where_to_listen!();
 
     /// Declares a blueprint handler with the default timeout (60 s), tracing
     /// off and no published name.
@@ -204,26 +190,7 @@ impl TestRuntime {
         TestRuntimeBuilder::default()
     }
 
-    /// Where it listens.
-    pub fn address(&self) -> &ListenAddress {
-        &self.serving.address
-    }
-
-    /// The Unix socket path, when listening on one.
-    pub fn socket_path(&self) -> Option<&Path> {
-        self.serving.address.socket_path()
-    }
-
-    /// The bound TCP address, when listening on loopback TCP.
-    pub fn tcp_addr(&self) -> Option<SocketAddr> {
-        self.serving.address.tcp_addr()
-    }
-
-    /// The environment a handler process needs to connect here (see
-    /// [`ListenAddress::env`]).
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.serving.address.env()
-    }
+    crate::listen::where_it_listens!();
 
     /// The `RuntimeConfig` sent to every handler.
     pub fn config(&self) -> &RuntimeConfig {
@@ -239,16 +206,7 @@ impl TestRuntime {
 
     /// [`accept`](Self::accept), waiting at most `timeout`.
     pub async fn accept_timeout(&self, timeout: Duration) -> Result<Handshake, Error> {
-        let mut queue = self.queue.lock().await;
-        match tokio::time::timeout(timeout, queue.recv()).await {
-            Err(_) => Err(Error::Timeout {
-                waiting_for: "a handler to connect and complete its handshake".to_owned(),
-                after: timeout,
-                state: format!("listening on {}", self.serving.address),
-            }),
-            Ok(None) => Err(Error::RuntimeStopped),
-            Ok(Some(outcome)) => outcome,
-        }
+        self.serving.next(&self.queue, timeout, "a handler to connect and complete its handshake").await?
     }
 
     /// Refuses every handler stream that connects from now on (as the

@@ -98,3 +98,13 @@ pub fn ok_body(result: &pb::Result) -> String {
         other => panic!("expected an HTTP answer for {}, got {other:?}", result.id),
     }
 }
+
+/// The resident set size of a process, in KiB, from `/proc`.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}

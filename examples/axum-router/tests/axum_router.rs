@@ -52,7 +52,7 @@ async fn the_routers_routes_extractors_and_state_answer_through_the_runtime() {
         conn.call(
             event::http("POST", "/notes")
                 .header("content-type", "application/json")
-                .json(json!({"text": text}).to_string()),
+                .json_text(json!({"text": text}).to_string()),
         )
     };
     let created = create("first").await.unwrap();
@@ -84,7 +84,7 @@ async fn axums_own_rejections_are_the_callers_answers() {
         conn.call(event::http("POST", "/notes").header("content-type", "text/plain").body("hi")).await.unwrap();
     assert_eq!(http(&not_json).status, 415);
     let wrong_shape = conn
-        .call(event::http("POST", "/notes").header("content-type", "application/json").json(r#"{"title": 1}"#))
+        .call(event::http("POST", "/notes").header("content-type", "application/json").json_text(r#"{"title": 1}"#))
         .await
         .unwrap();
     assert_eq!(http(&wrong_shape).status, 422);

@@ -85,7 +85,7 @@ async fn guards_allow_with_an_identity_and_deny_with_401_or_403() {
 async fn websocket_and_custom_handlers_are_refused_in_their_own_shape() {
     let (conn, process) = start(&[]).await;
     let result = conn
-        .call(event::websocket("track", "c-1").text(r#"{"event":"track"}"#).source_ip("203.0.113.9"))
+        .call(event::websocket("track", "c-1").with_text(r#"{"event":"track"}"#).source_ip("203.0.113.9"))
         .await
         .unwrap();
     match result.outcome {
@@ -95,8 +95,10 @@ async fn websocket_and_custom_handlers_are_refused_in_their_own_shape() {
         }
         other => panic!("expected an Ack, got {other:?}"),
     }
-    let result =
-        conn.call(event::websocket("track", "c-1").text(r#"{"event":"track"}"#).source_ip("127.0.0.1")).await.unwrap();
+    let result = conn
+        .call(event::websocket("track", "c-1").with_text(r#"{"event":"track"}"#).source_ip("127.0.0.1"))
+        .await
+        .unwrap();
     assert!(matches!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: true, .. }))), "{result:?}");
     // A custom invocation carries no caller address: `internal` refuses it.
     let result = conn.call(event::custom("refund").input(r#""ord-1""#)).await.unwrap();
@@ -135,7 +137,7 @@ async fn maintenance_fails_every_kind_in_its_own_way() {
         Some(Outcome::Consumer(batch)) => assert!(!batch.success && batch.failures.is_empty(), "{batch:?}"),
         other => panic!("expected a batch result, got {other:?}"),
     }
-    let result = conn.call(event::websocket("track", "c-1").text("{}").source_ip("127.0.0.1")).await.unwrap();
+    let result = conn.call(event::websocket("track", "c-1").with_text("{}").source_ip("127.0.0.1")).await.unwrap();
     assert!(matches!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: false, .. }))), "{result:?}");
     stop(conn, process).await;
 }

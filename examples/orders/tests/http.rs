@@ -14,7 +14,7 @@ async fn create_get_and_list_orders() {
     let service = Service::start().await;
 
     let body = json!({"customer": "Ada", "items": [{"sku": "latte", "quantity": 2}], "tags": ["gift", "express"]});
-    let result = service.call(event::http("POST", "/orders").json(body.to_string())).await;
+    let result = service.call(event::http("POST", "/orders").json_text(body.to_string())).await;
     let response = http(&result);
     assert_eq!(response.status, 201, "{}", text(&response.body));
     assert_eq!(response.headers["location"].values, ["/orders/ord-1"]);
@@ -61,7 +61,7 @@ async fn create_get_and_list_orders() {
 #[tokio::test]
 async fn invalid_orders_answer_400_naming_each_field() {
     let service = Service::start().await;
-    let post = |body: serde_json::Value| event::http("POST", "/orders").json(body.to_string());
+    let post = |body: serde_json::Value| event::http("POST", "/orders").json_text(body.to_string());
 
     // Rules the handler checks: every problem at once, each naming its field.
     let result = service
@@ -97,7 +97,7 @@ async fn invalid_orders_answer_400_naming_each_field() {
     assert_eq!(http(&result).status, 400);
     assert_eq!(json(&http(&result).body)["details"][0]["code"], "invalid");
 
-    let result = service.call(event::http("POST", "/orders").json("{\"customer\": ")).await;
+    let result = service.call(event::http("POST", "/orders").json_text("{\"customer\": ")).await;
     assert_eq!(http(&result).status, 400);
     assert_eq!(json(&http(&result).body)["details"][0]["code"], "malformed");
 
@@ -124,7 +124,7 @@ async fn a_missing_order_is_404() {
     let patch = event::http("PATCH", "/orders/ord-9")
         .route("/orders/{id}")
         .path_param("id", "ord-9")
-        .json(r#"{"status": "paid"}"#);
+        .json_text(r#"{"status": "paid"}"#);
     assert_eq!(http(&service.call(patch).await).status, 404);
     let delete = event::http("DELETE", "/orders/ord-9").route("/orders/{id}").path_param("id", "ord-9");
     assert_eq!(http(&service.call(delete).await).status, 404);
@@ -138,7 +138,10 @@ async fn orders_change_and_cancel_with_every_change_audited() {
     let service = Service::start_with(&[("ORDERS_AUDIT_LOG", audit_log.to_str().unwrap())]).await;
     let id = service.create_order("Ada", &[("beans-1kg", 1)], &[]).await;
     let patch = |body: serde_json::Value| {
-        event::http("PATCH", format!("/orders/{id}")).route("/orders/{id}").path_param("id", &id).json(body.to_string())
+        event::http("PATCH", format!("/orders/{id}"))
+            .route("/orders/{id}")
+            .path_param("id", &id)
+            .json_text(body.to_string())
     };
 
     let result = service.call(patch(json!({"status": "paid", "tags": ["wholesale"]}))).await;
@@ -222,7 +225,7 @@ async fn an_unhandled_error_is_a_handler_error_and_serving_goes_on() {
     let unavailable = dir.path().to_str().unwrap().to_string();
     let service = Service::start_with(&[("ORDERS_AUDIT_LOG", &unavailable)]).await;
     let body = json!({"customer": "Ada", "items": [{"sku": "latte", "quantity": 1}]});
-    let result = service.call(event::http("POST", "/orders").json(body.to_string())).await;
+    let result = service.call(event::http("POST", "/orders").json_text(body.to_string())).await;
     let error = handler_error(&result);
     assert_eq!(error.r#type, "AuditUnavailable");
     // The runtime answers the caller with this text: it says what failed,

@@ -7,14 +7,14 @@ use serde_json::json;
 
 fn subscribe(connection: &str, order_ids: &[&str]) -> event::WebSocketEvent {
     event::websocket("subscribe", connection)
-        .text(json!({"event": "subscribe", "data": {"orderIds": order_ids}}).to_string())
+        .with_text(json!({"event": "subscribe", "data": {"orderIds": order_ids}}).to_string())
 }
 
 fn pay(id: &str) -> event::HttpEvent {
     event::http("PATCH", format!("/orders/{id}"))
         .route("/orders/{id}")
         .path_param("id", id)
-        .json(r#"{"status": "paid"}"#)
+        .json_text(r#"{"status": "paid"}"#)
 }
 
 #[tokio::test]
@@ -81,13 +81,15 @@ async fn a_bad_subscription_fails_the_ack_with_its_reason() {
     assert_eq!(ack.error_message, "cannot subscribe to order \"ord-404\": no such order");
 
     let result = service
-        .call(event::websocket("subscribe", "ws-1").text(r#"{"event": "subscribe", "data": {"orderIds": "ord-1"}}"#))
+        .call(
+            event::websocket("subscribe", "ws-1").with_text(r#"{"event": "subscribe", "data": {"orderIds": "ord-1"}}"#),
+        )
         .await;
     let ack = websocket_ack(&result);
     assert!(!ack.success);
     assert!(ack.error_message.contains("`data.orderIds`"), "{ack:?}");
 
-    let result = service.call(event::websocket("subscribe", "ws-1").binary(vec![1, 2, 3])).await;
+    let result = service.call(event::websocket("subscribe", "ws-1").with_binary(vec![1, 2, 3])).await;
     let ack = websocket_ack(&result);
     assert!(!ack.success && ack.error_message.contains("binary"), "{ack:?}");
 

@@ -135,7 +135,7 @@ async fn state_is_shared_by_every_handler_and_event() {
 #[tokio::test]
 async fn json_that_does_not_fit_answers_400_naming_the_field() {
     let (_rt, process, conn) = start_demo().await;
-    let post = |body: &str| event::http("POST", "/orders").route("/orders").json(body.to_string());
+    let post = |body: &str| event::http("POST", "/orders").route("/orders").json_text(body.to_string());
 
     let body = expect_400(
         &conn,
@@ -166,7 +166,7 @@ async fn optional_json_allows_no_body_but_not_a_wrong_one() {
     let (_rt, process, conn) = start_demo().await;
     let result = conn.call(event::http("POST", "/drafts").route("/drafts")).await.unwrap();
     assert_eq!(text(http_response(&result)), "empty draft");
-    let request = event::http("POST", "/drafts").route("/drafts").json(r#"{"name": 5, "items": []}"#);
+    let request = event::http("POST", "/drafts").route("/drafts").json_text(r#"{"name": 5, "items": []}"#);
     expect_400(&conn, request, "invalid_type", json!(["name"])).await;
     stop(conn, process).await;
 }
@@ -236,7 +236,7 @@ async fn handlers_of_other_kinds_are_served_from_the_registry() {
     let Some(Outcome::Custom(custom)) = result.outcome else { panic!("expected a custom result: {result:?}") };
     assert_eq!(serde_json::from_slice::<Value>(&custom.output).unwrap(), json!({"name": "x", "items": []}));
 
-    let message = event::websocket("sendMessage", "conn-1").route_key("action").text(r#"{"text": "hi"}"#);
+    let message = event::websocket("sendMessage", "conn-1").route_key("action").with_text(r#"{"text": "hi"}"#);
     let result = conn.call(message).await.unwrap();
     assert_eq!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: true, error_message: String::new() })));
     stop(conn, process).await;

@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::future::IntoFuture;
 
 use celerity::__private::session::error_type;
+use celerity::App;
 use celerity::HandlerKind;
 use celerity::consumer::{Batch, BatchOutcome, RawRecord, Record};
 use celerity::custom::Invocation;
@@ -104,7 +105,8 @@ async fn custom_typed(Json(value): Json<serde_json::Value>) -> Json<serde_json::
 }
 
 fn app() -> TestApp {
-    TestApp::empty()
+    App::new()
+        .without_compiled_handlers()
         .http(HANDLERS[0].0, http_raw)
         .http(HANDLERS[1].0, http_any)
         .http(HANDLERS[2].0, http_typed)
@@ -117,6 +119,7 @@ fn app() -> TestApp {
         .schedule(HANDLERS[9].0, schedule_typed)
         .custom(HANDLERS[10].0, custom_raw)
         .custom(HANDLERS[11].0, custom_typed)
+        .into_test()
 }
 
 thread_local! {

@@ -34,6 +34,28 @@ pub struct Batch {
     records: Vec<RawRecord>,
 }
 
+/// What a batch and the [`BatchInfo`] kept of it say of where it came
+/// from, read from the `meta` both hold.
+macro_rules! where_the_batch_came_from {
+    () => {
+        /// The id of the source the batch came from.
+        pub fn source_id(&self) -> &str {
+            &self.meta.source_id
+        }
+
+        /// The type of the source the batch came from, such as a queue or
+        /// topic.
+        pub fn source_type(&self) -> &str {
+            &self.meta.source_type
+        }
+
+        /// The source's own data about the batch, as the runtime sent it.
+        pub fn vendor(&self) -> &Bytes {
+            &self.meta.vendor
+        }
+    };
+}
+
 impl Batch {
     /// A batch from source `source_id` of type `source_type` holding
     /// `records`, for calling a handler directly in a test. The records
@@ -70,20 +92,7 @@ impl Batch {
         Batch { meta, records }
     }
 
-    /// The id of the source the batch came from.
-    pub fn source_id(&self) -> &str {
-        &self.meta.source_id
-    }
-
-    /// The type of the source the batch came from, such as a queue or topic.
-    pub fn source_type(&self) -> &str {
-        &self.meta.source_type
-    }
-
-    /// The source's own data about the batch, as the runtime sent it.
-    pub fn vendor(&self) -> &Bytes {
-        &self.meta.vendor
-    }
+    where_the_batch_came_from!();
 
     /// Where the batch came from, as a value to keep.
     pub fn info(&self) -> BatchInfo {
@@ -178,20 +187,7 @@ impl BatchInfo {
         BatchInfo { meta: Arc::clone(&record.batch) }
     }
 
-    /// The id of the source the batch came from.
-    pub fn source_id(&self) -> &str {
-        &self.meta.source_id
-    }
-
-    /// The type of the source the batch came from.
-    pub fn source_type(&self) -> &str {
-        &self.meta.source_type
-    }
-
-    /// The source's own data about the batch.
-    pub fn vendor(&self) -> &Bytes {
-        &self.meta.vendor
-    }
+    where_the_batch_came_from!();
 }
 
 impl fmt::Debug for BatchInfo {

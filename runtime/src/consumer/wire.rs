@@ -13,14 +13,14 @@
 
 use std::sync::Arc;
 
-use bytes::{Buf, BufMut, Bytes};
-use prost::encoding::{self, DecodeContext, WireType};
+use bytes::Bytes;
 use prost::{DecodeError, Message};
 
 use super::batch::Batch;
 use super::record::{BatchMeta, RawRecord, RecordFields};
 use crate::session::record_room;
-use crate::text::{Text, proto as text};
+use crate::text::Text;
+use crate::text::proto::wire_message;
 
 impl Batch {
     /// The batch whose `ConsumerBatch` message is `bytes`, or why it does
@@ -47,90 +47,22 @@ struct WireBatch {
     vendor: Bytes,
 }
 
-impl Message for WireBatch {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        for record in &self.records {
-            encoding::message::encode(1, record, buf);
-        }
-        text::encode(2, &self.source_id, buf);
-        text::encode(3, &self.source_type, buf);
-        text::encode_bytes(4, &self.vendor, buf);
-    }
+wire_message!(WireBatch, "ConsumerBatch" {
+    1 => records: messages,
+    2 => source_id: text,
+    3 => source_type: text,
+    4 => vendor: bytes,
+});
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        const MESSAGE: &str = "ConsumerBatch";
-        match tag {
-            1 => encoding::message::merge_repeated(wire_type, &mut self.records, buf, ctx)
-                .map_err(text::named(MESSAGE, "records")),
-            2 => text::merge(wire_type, &mut self.source_id, buf, ctx).map_err(text::named(MESSAGE, "source_id")),
-            3 => text::merge(wire_type, &mut self.source_type, buf, ctx).map_err(text::named(MESSAGE, "source_type")),
-            4 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor")),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        encoding::message::encoded_len_repeated(1, &self.records)
-            + text::encoded_len(2, &self.source_id)
-            + text::encoded_len(3, &self.source_type)
-            + text::bytes_len(4, &self.vendor)
-    }
-
-    fn clear(&mut self) {
-        *self = WireBatch::default();
-    }
-}
-
-/// `ConsumerRecord`, its text in the arena like the batch's.
-impl Message for RecordFields {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        text::encode(1, &self.message_id, buf);
-        text::encode_bytes(2, &self.body, buf);
-        text::encode(3, &self.source, buf);
-        text::encode(4, &self.event_type, buf);
-        text::encode_bytes(5, &self.attributes, buf);
-        text::encode_bytes(6, &self.vendor, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        const MESSAGE: &str = "ConsumerRecord";
-        match tag {
-            1 => text::merge(wire_type, &mut self.message_id, buf, ctx).map_err(text::named(MESSAGE, "message_id")),
-            2 => encoding::bytes::merge(wire_type, &mut self.body, buf, ctx).map_err(text::named(MESSAGE, "body")),
-            3 => text::merge(wire_type, &mut self.source, buf, ctx).map_err(text::named(MESSAGE, "source")),
-            4 => text::merge(wire_type, &mut self.event_type, buf, ctx).map_err(text::named(MESSAGE, "event_type")),
-            5 => encoding::bytes::merge(wire_type, &mut self.attributes, buf, ctx)
-                .map_err(text::named(MESSAGE, "attributes")),
-            6 => encoding::bytes::merge(wire_type, &mut self.vendor, buf, ctx).map_err(text::named(MESSAGE, "vendor")),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        text::encoded_len(1, &self.message_id)
-            + text::bytes_len(2, &self.body)
-            + text::encoded_len(3, &self.source)
-            + text::encoded_len(4, &self.event_type)
-            + text::bytes_len(5, &self.attributes)
-            + text::bytes_len(6, &self.vendor)
-    }
-
-    fn clear(&mut self) {
-        *self = RecordFields::default();
-    }
-}
+// `ConsumerRecord`, its text in the arena like the batch's.
+wire_message!(RecordFields, "ConsumerRecord" {
+    1 => message_id: text,
+    2 => body: bytes,
+    3 => source: text,
+    4 => event_type: text,
+    5 => attributes: bytes,
+    6 => vendor: bytes,
+});
 
 #[cfg(test)]
 mod tests {

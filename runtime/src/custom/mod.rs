@@ -388,14 +388,15 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
+    use crate::kind::HandlerKind;
     use crate::pipeline::Handler;
-    use crate::pipeline::serve_once;
+    use crate::pipeline::{dispatch_to, other_sources, serve_once};
     use crate::session::error_type;
 
     const TAG: &str = "custom::resizeImage";
 
     fn dispatch(source: Source) -> Dispatch {
-        Dispatch { id: "ev-1".into(), handler_tag: TAG.into(), source: Some(source), ..Default::default() }
+        dispatch_to(TAG, source)
     }
 
     fn invoke(input: &'static [u8]) -> Dispatch {
@@ -540,12 +541,7 @@ mod tests {
     #[tokio::test]
     async fn another_source_is_a_wrong_source_error() {
         async fn handler() {}
-        for source in [
-            Source::Http(pb::HttpRequest::default()),
-            Source::Websocket(pb::WebSocketMessage::default()),
-            Source::Consumer(pb::ConsumerBatch::default()),
-            Source::Schedule(pb::ScheduleTrigger::default()),
-        ] {
+        for source in other_sources(HandlerKind::Custom) {
             let error = handler_error(run(handler, dispatch(source)).await);
             assert_eq!(error.r#type, error_type::WRONG_SOURCE);
             assert!(error.message.contains("custom"), "{}", error.message);

@@ -94,20 +94,7 @@ impl GuardRequest {
         self
     }
 
-    /// The kind of handler the event goes to.
-    pub fn kind(&self) -> HandlerKind {
-        self.kind
-    }
-
-    /// The tag it was dispatched to.
-    pub fn tag(&self) -> &str {
-        self.cx.tag()
-    }
-
-    /// The event's context.
-    pub fn context(&self) -> &Context {
-        &self.cx
-    }
+    crate::layer::event_head!();
 
     /// The HTTP method.
     pub fn method(&self) -> Option<&Method> {

@@ -14,13 +14,13 @@
 
 use std::collections::HashMap;
 
-use bytes::{Buf, BufMut, Bytes};
+use bytes::Bytes;
 use celerity_proto::v1 as pb;
-use prost::encoding::{self, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
 use super::{HttpError, Request};
-use crate::text::{Text, proto as text};
+use crate::text::Text;
+use crate::text::proto::wire_message;
 
 /// `HttpRequest`, its text in the arena.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -75,111 +75,20 @@ impl From<pb::HttpRequest> for WireRequest {
     }
 }
 
-/// A `map<string, Values>` field, as prost's generated code merges one:
-/// the wire type checked first, then each entry.
-fn merge_map(
-    wire_type: WireType,
-    map: &mut HashMap<Text, WireValues>,
-    buf: &mut impl Buf,
-    ctx: DecodeContext,
-) -> Result<(), DecodeError> {
-    encoding::check_wire_type(WireType::LengthDelimited, wire_type)?;
-    encoding::hash_map::merge(text::merge, encoding::message::merge, map, buf, ctx)
-}
+// `Values`: every value, even an empty one, as a repeated field is written.
+wire_message!(WireValues, "Values" { 1 => 0 ("values"): texts });
 
-impl Message for WireValues {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        // Every value, even an empty one, as a repeated field is written.
-        for value in &self.0 {
-            encoding::bytes::encode(1, value.as_bytes(), buf);
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        match tag {
-            1 => text::merge_repeated(wire_type, &mut self.0, buf, ctx).map_err(text::named("Values", "values")),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.0.iter().map(|value| encoding::bytes::encoded_len(1, value.as_bytes())).sum()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-}
-
-impl Message for WireRequest {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        text::encode(1, &self.method, buf);
-        text::encode(2, &self.path, buf);
-        text::encode(3, &self.route, buf);
-        for (tag, map) in [(4, &self.path_params), (5, &self.query_params), (6, &self.headers)] {
-            encoding::hash_map::encode(
-                text::encode,
-                text::encoded_len,
-                encoding::message::encode,
-                encoding::message::encoded_len,
-                tag,
-                map,
-                buf,
-            );
-        }
-        text::encode(7, &self.source_ip, buf);
-        text::encode(8, &self.request_id, buf);
-        text::encode_bytes(9, &self.body, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        const MESSAGE: &str = "HttpRequest";
-        match tag {
-            1 => text::merge(wire_type, &mut self.method, buf, ctx).map_err(text::named(MESSAGE, "method")),
-            2 => text::merge(wire_type, &mut self.path, buf, ctx).map_err(text::named(MESSAGE, "path")),
-            3 => text::merge(wire_type, &mut self.route, buf, ctx).map_err(text::named(MESSAGE, "route")),
-            4 => merge_map(wire_type, &mut self.path_params, buf, ctx).map_err(text::named(MESSAGE, "path_params")),
-            5 => merge_map(wire_type, &mut self.query_params, buf, ctx).map_err(text::named(MESSAGE, "query_params")),
-            6 => merge_map(wire_type, &mut self.headers, buf, ctx).map_err(text::named(MESSAGE, "headers")),
-            7 => text::merge(wire_type, &mut self.source_ip, buf, ctx).map_err(text::named(MESSAGE, "source_ip")),
-            8 => text::merge(wire_type, &mut self.request_id, buf, ctx).map_err(text::named(MESSAGE, "request_id")),
-            9 => encoding::bytes::merge(wire_type, &mut self.body, buf, ctx).map_err(text::named(MESSAGE, "body")),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        let maps: usize = [(4, &self.path_params), (5, &self.query_params), (6, &self.headers)]
-            .into_iter()
-            .map(|(tag, map)| {
-                encoding::hash_map::encoded_len(text::encoded_len, encoding::message::encoded_len, tag, map)
-            })
-            .sum();
-        text::encoded_len(1, &self.method)
-            + text::encoded_len(2, &self.path)
-            + text::encoded_len(3, &self.route)
-            + maps
-            + text::encoded_len(7, &self.source_ip)
-            + text::encoded_len(8, &self.request_id)
-            + text::bytes_len(9, &self.body)
-    }
-
-    fn clear(&mut self) {
-        *self = WireRequest::default();
-    }
-}
+wire_message!(WireRequest, "HttpRequest" {
+    1 => method: text,
+    2 => path: text,
+    3 => route: text,
+    4 => path_params: message_map,
+    5 => query_params: message_map,
+    6 => headers: message_map,
+    7 => source_ip: text,
+    8 => request_id: text,
+    9 => body: bytes,
+});
 
 #[cfg(test)]
 mod tests {

@@ -88,26 +88,36 @@ pub struct Event {
     payload: Payload,
 }
 
+/// What an event says of where it goes, on a type holding its `kind` and
+/// its context as `cx`: an [`Event`] and what a guard sees of one.
+macro_rules! event_head {
+    () => {
+        /// The kind of handler the event goes to.
+        pub fn kind(&self) -> $crate::kind::HandlerKind {
+            self.kind
+        }
+
+        /// The tag it was dispatched to.
+        pub fn tag(&self) -> &str {
+            self.cx.tag()
+        }
+
+        /// The event's context, as the handler will see it.
+        pub fn context(&self) -> &$crate::context::Context {
+            &self.cx
+        }
+    };
+}
+
+pub(crate) use event_head;
+
 impl Event {
     /// An event for a handler of `kind`.
     pub(crate) fn new(kind: HandlerKind, cx: Context, payload: Payload) -> Self {
         Event { kind, cx, payload }
     }
 
-    /// The kind of handler the event goes to.
-    pub fn kind(&self) -> HandlerKind {
-        self.kind
-    }
-
-    /// The tag it was dispatched to.
-    pub fn tag(&self) -> &str {
-        self.cx.tag()
-    }
-
-    /// Its context, as the handler will see it.
-    pub fn context(&self) -> &Context {
-        &self.cx
-    }
+    event_head!();
 
     /// What arrived.
     pub fn payload(&self) -> &Payload {

@@ -54,6 +54,7 @@ use std::sync::Arc;
 use tower::Service;
 
 pub use answer::Answer;
+pub(crate) use event::event_head;
 pub use event::{Event, Payload};
 pub use from_fn::{FromFn, FromFnLayer, from_fn};
 pub use http_step::HttpNext;

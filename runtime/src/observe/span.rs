@@ -23,10 +23,11 @@ fn otel_kind(kind: HandlerKind) -> &'static str {
     }
 }
 
-// One call site per level (a span's level is fixed where it is declared).
-#[cfg(not(feature = "opentelemetry"))]
-macro_rules! event_span {
-    ($level:expr, $tag:expr, $id:expr, $kind:expr, $handler:expr) => {
+// One call site per level (a span's level is fixed where it is declared),
+// its fields given literally, as `tracing::span!` takes them: the
+// `opentelemetry` feature's fields are the `$extra` ones.
+macro_rules! event_span_with {
+    ($level:expr, $tag:expr, $id:expr, $kind:expr, $handler:expr; $($extra:tt)*) => {
         tracing::span!(
             target: "celerity::event",
             parent: None,
@@ -39,25 +40,23 @@ macro_rules! event_span {
             trace_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
             outcome = tracing::field::Empty,
+            $($extra)*
         )
+    };
+}
+
+#[cfg(not(feature = "opentelemetry"))]
+macro_rules! event_span {
+    ($level:expr, $tag:expr, $id:expr, $kind:expr, $handler:expr) => {
+        event_span_with!($level, $tag, $id, $kind, $handler;)
     };
 }
 
 #[cfg(feature = "opentelemetry")]
 macro_rules! event_span {
     ($level:expr, $tag:expr, $id:expr, $kind:expr, $handler:expr) => {
-        tracing::span!(
-            target: "celerity::event",
-            parent: None,
-            $level,
-            "celerity.event",
-            tag = $tag,
-            event_id = $id,
-            kind = $kind.as_str(),
-            handler = $handler,
-            trace_id = tracing::field::Empty,
-            parent_span_id = tracing::field::Empty,
-            outcome = tracing::field::Empty,
+        event_span_with!(
+            $level, $tag, $id, $kind, $handler;
             "otel.name" = $tag,
             "otel.kind" = otel_kind($kind),
             "otel.status_code" = tracing::field::Empty,

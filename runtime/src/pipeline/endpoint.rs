@@ -174,3 +174,24 @@ where
 {
     endpoint::<K, H, Args>(handler, options).call(dispatch.source, cx).await.into_outcome()
 }
+
+/// The dispatch `ev-1` of `source` to `tag`, for the kinds' own tests.
+#[cfg(test)]
+pub(crate) fn dispatch_to(tag: &str, source: Source) -> Dispatch {
+    Dispatch { id: "ev-1".into(), handler_tag: tag.into(), source: Some(source), ..Default::default() }
+}
+
+/// A source of every kind but `kind`, for the kinds' tests of a source
+/// they do not take.
+#[cfg(test)]
+pub(crate) fn other_sources(kind: HandlerKind) -> Vec<Source> {
+    use celerity_proto::v1 as pb;
+    let every = [
+        Source::Http(pb::HttpRequest::default()),
+        Source::Websocket(pb::WebSocketMessage::default()),
+        Source::Consumer(pb::ConsumerBatch::default()),
+        Source::Schedule(pb::ScheduleTrigger::default()),
+        Source::Custom(pb::CustomInvoke::default()),
+    ];
+    every.into_iter().filter(|source| HandlerKind::of_source(source) != kind).collect()
+}

@@ -27,9 +27,9 @@ mod kind;
 mod needs;
 
 pub use answer::IntoAnswer;
-#[cfg(test)]
-pub(crate) use endpoint::serve_once;
 pub(crate) use endpoint::{Endpoint, HandlerFuture, endpoint, erased, start};
+#[cfg(test)]
+pub(crate) use endpoint::{dispatch_to, other_sources, serve_once};
 pub use extract::FromEvent;
 pub use handler::{Handler, HandlerCall};
 pub use kind::Kind;

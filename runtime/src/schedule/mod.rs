@@ -250,14 +250,15 @@ mod tests {
 
     use super::*;
     use crate::State;
+    use crate::kind::HandlerKind;
     use crate::pipeline::Handler;
-    use crate::pipeline::serve_once;
+    use crate::pipeline::{dispatch_to, other_sources, serve_once};
     use crate::session::error_type;
 
     const TAG: &str = "source::nightly::cleanup";
 
     fn dispatch(source: Source) -> Dispatch {
-        Dispatch { id: "ev-1".into(), handler_tag: TAG.into(), source: Some(source), ..Default::default() }
+        dispatch_to(TAG, source)
     }
 
     fn trigger(input: &'static str) -> Dispatch {
@@ -357,12 +358,7 @@ mod tests {
     #[tokio::test]
     async fn another_source_is_a_wrong_source_error() {
         async fn handler() {}
-        for source in [
-            Source::Http(pb::HttpRequest::default()),
-            Source::Websocket(pb::WebSocketMessage::default()),
-            Source::Consumer(pb::ConsumerBatch::default()),
-            Source::Custom(pb::CustomInvoke::default()),
-        ] {
+        for source in other_sources(HandlerKind::Schedule) {
             match run(handler, dispatch(source)).await {
                 Outcome::Error(error) => {
                     assert_eq!(error.r#type, error_type::WRONG_SOURCE);

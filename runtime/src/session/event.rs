@@ -26,7 +26,7 @@ use prost::encoding::{self, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 
 use crate::kind::HandlerKind;
-use crate::text::proto;
+use crate::text::proto::{self, wire_message};
 
 /// A `Dispatch` with its source not yet decoded (see the module docs).
 /// Decodes from a `Dispatch`'s bytes, and converts from a decoded one.
@@ -233,31 +233,44 @@ impl From<Dispatch> for Event {
     }
 }
 
-/// `Event` is decoded as `Dispatch` is, field for field, but for its
-/// source; and encoded as the `Dispatch` it stands for.
-impl Message for Event {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        if !self.id.is_empty() {
-            encoding::string::encode(1, &self.id, buf);
-        }
-        if !self.handler_tag.is_empty() {
-            encoding::string::encode(2, &self.handler_tag, buf);
-        }
-        if self.timestamp_ms != 0 {
-            encoding::uint64::encode(3, &self.timestamp_ms, buf);
-        }
-        if self.deadline_unix_ms != 0 {
-            encoding::int64::encode(4, &self.deadline_unix_ms, buf);
-        }
-        encoding::hash_map::encode(
-            encoding::string::encode,
-            encoding::string::encoded_len,
-            encoding::string::encode,
-            encoding::string::encoded_len,
-            5,
-            &self.trace_context,
-            buf,
-        );
+// `Event` is decoded as `Dispatch` is, field for field, but for its
+// source; and encoded as the `Dispatch` it stands for.
+wire_message!(Event, "Dispatch" {
+    1 => id: string,
+    2 => handler_tag: string,
+    3 => timestamp_ms: uint64,
+    4 => deadline_unix_ms: int64,
+    5 => trace_context: string_map,
+} else merge_source, encode_source, source_len);
+
+impl Event {
+    /// A source field, kept as its bytes in order, to be decoded as the
+    /// whole `Dispatch` would be (see `Encoded::earlier`); any other field
+    /// skipped.
+    fn merge_source(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        let Some(kind) = source_kind(tag) else {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        };
+        let mut bytes = Bytes::new();
+        encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(proto::named("Dispatch", "source"))?;
+        self.source = Some(LazySource::Encoded(match self.source.take() {
+            Some(LazySource::Encoded(mut encoded)) => {
+                let last = std::mem::replace(&mut encoded.bytes, bytes);
+                encoded.earlier.push((std::mem::replace(&mut encoded.kind, kind), last));
+                encoded
+            }
+            _ => Encoded { kind, bytes, earlier: Vec::new() },
+        }));
+        Ok(())
+    }
+
+    fn encode_source(&self, buf: &mut impl BufMut) {
         match &self.source {
             Some(LazySource::Decoded(source)) => source.encode(buf),
             Some(LazySource::Encoded(encoded)) => {
@@ -270,73 +283,8 @@ impl Message for Event {
         }
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        let named = |field: &'static str| proto::named("Dispatch", field);
-        if let Some(kind) = source_kind(tag) {
-            let mut bytes = Bytes::new();
-            encoding::bytes::merge(wire_type, &mut bytes, buf, ctx).map_err(named("source"))?;
-            // Kept in order, to be decoded as the whole `Dispatch` would be
-            // (see `Encoded::earlier`).
-            self.source = Some(LazySource::Encoded(match self.source.take() {
-                Some(LazySource::Encoded(mut encoded)) => {
-                    let last = std::mem::replace(&mut encoded.bytes, bytes);
-                    encoded.earlier.push((std::mem::replace(&mut encoded.kind, kind), last));
-                    encoded
-                }
-                _ => Encoded { kind, bytes, earlier: Vec::new() },
-            }));
-            return Ok(());
-        }
-        match tag {
-            1 => encoding::string::merge(wire_type, &mut self.id, buf, ctx).map_err(named("id")),
-            2 => encoding::string::merge(wire_type, &mut self.handler_tag, buf, ctx).map_err(named("handler_tag")),
-            3 => encoding::uint64::merge(wire_type, &mut self.timestamp_ms, buf, ctx).map_err(named("timestamp_ms")),
-            4 => encoding::int64::merge(wire_type, &mut self.deadline_unix_ms, buf, ctx)
-                .map_err(named("deadline_unix_ms")),
-            // A map's merge reads an entry without looking at the wire
-            // type, which prost's own messages check first.
-            5 => encoding::check_wire_type(WireType::LengthDelimited, wire_type)
-                .and_then(|()| {
-                    encoding::hash_map::merge(
-                        encoding::string::merge,
-                        encoding::string::merge,
-                        &mut self.trace_context,
-                        buf,
-                        ctx,
-                    )
-                })
-                .map_err(named("trace_context")),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        let mut len = 0;
-        if !self.id.is_empty() {
-            len += encoding::string::encoded_len(1, &self.id);
-        }
-        if !self.handler_tag.is_empty() {
-            len += encoding::string::encoded_len(2, &self.handler_tag);
-        }
-        if self.timestamp_ms != 0 {
-            len += encoding::uint64::encoded_len(3, &self.timestamp_ms);
-        }
-        if self.deadline_unix_ms != 0 {
-            len += encoding::int64::encoded_len(4, &self.deadline_unix_ms);
-        }
-        len += encoding::hash_map::encoded_len(
-            encoding::string::encoded_len,
-            encoding::string::encoded_len,
-            5,
-            &self.trace_context,
-        );
-        len + match &self.source {
+    fn source_len(&self) -> usize {
+        match &self.source {
             Some(LazySource::Decoded(source)) => source.encoded_len(),
             Some(LazySource::Encoded(encoded)) => {
                 let len = |kind: HandlerKind, bytes: &Bytes| encoding::bytes::encoded_len(source_field(kind), bytes);
@@ -345,10 +293,6 @@ impl Message for Event {
             }
             None => 0,
         }
-    }
-
-    fn clear(&mut self) {
-        *self = Event::default();
     }
 }
 

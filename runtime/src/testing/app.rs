@@ -13,28 +13,32 @@ use celerity_tags::parse_tag;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::Event;
+use super::event::{Event, arrived};
 use super::outcome::Outcome;
 use super::ws_send::WsRecorder;
 use crate::app::App;
 use crate::command::Command;
 use crate::config::Configuration;
-use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::context::{CancelReason, Context, StateMap};
-use crate::custom::CustomHandler;
-use crate::guard::{Guard, Guards};
 use crate::handle::AppHandle;
-use crate::http::{HttpHandler, HttpService};
-use crate::layer::{EventLayer, HttpLayer, Layers, Step};
 use crate::oneshot::{Clock, Control, run};
-use crate::registry::{self, HandlerKey, HandlerKind, Registration, tag_kind};
-use crate::schedule::ScheduleHandler;
-use crate::session::{DEFAULT_CANCEL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES, Input};
-use crate::websocket::WebSocketHandler;
+use crate::registry::{self, HandlerKey, Registration, tag_kind};
+use crate::session::Input;
+use crate::settings::Settings;
 
-/// An application's handlers, called in-process without a runtime: each call
-/// builds the `Dispatch` and the [`Context`] the runtime and the SDK would,
-/// runs the handler, and gives back the outcome the runtime would receive.
+/// An [`App`] served in process, without a runtime: each call builds the
+/// `Dispatch` the runtime would send, feeds its bytes through the decoders
+/// the SDK uses in production, runs the handler behind the application's
+/// layers and guards, with its state and settings, and gives back the
+/// outcome the runtime would receive.
+///
+/// It is a view of the application, not a second way to build one: the
+/// application is built with [`App`]'s own methods (or the attribute
+/// macros' registrations, with [`App::new`]), exactly as `main` builds it,
+/// and turned into a `TestApp` with [`App::into_test`] (or
+/// [`TestApp::from`]). What the view adds is for tests only: the record of
+/// WebSocket sends and of what handlers ask of their [`AppHandle`], and a
+/// cancel grace or panic exposure of their own.
 ///
 /// Calls are answered as the SDK answers them: a panic is a `HandlerError`
 /// of type `panic` (its message hidden unless [`TestApp::expose_panics`]); a
@@ -43,29 +47,27 @@ use crate::websocket::WebSocketHandler;
 /// `Cancelled`; a tag no handler serves is `UnknownHandlerTag`.
 ///
 /// ```
-/// use celerity::testing::{TestApp, TestRequest};
+/// use celerity::App;
+/// use celerity::testing::TestRequest;
 /// use celerity::http::Path;
 ///
 /// async fn get_order(Path(id): Path<u64>) -> String {
 ///     format!("order {id}")
 /// }
 ///
-/// let app = TestApp::empty().http("GET::/orders/{id}", get_order);
+/// let app = App::new().without_compiled_handlers().http("GET::/orders/{id}", get_order).into_test();
 /// let response = celerity::testing::block_on(app.call("GET::/orders/{id}", TestRequest::get("/orders/7")));
 /// assert_eq!(response.expect_http().text(), "order 7");
 /// ```
 pub struct TestApp {
-    registrations: Vec<Registration>,
-    state: StateMap,
+    app: App,
     ws: WsRecorder,
-    grace: Duration,
     handle: AppHandle,
     requests: Arc<Mutex<Requests>>,
     next_id: Arc<AtomicU64>,
-    expose_panics: bool,
-    layers: Layers,
-    guards: Guards,
-    configuration: Option<Configuration>,
+    /// The application's settings (or the SDK's defaults), with what the
+    /// test changed.
+    settings: Settings,
 }
 
 /// What handlers asked of the application through [`AppHandle`].
@@ -80,199 +82,87 @@ impl Default for TestApp {
     }
 }
 
-impl TestApp {
-    /// Every handler the attribute macros registered in this binary, as
-    /// [`App::new`] serves them; more can be added.
-    pub fn new() -> Self {
-        TestApp::with(registry::compiled())
+impl App {
+    /// This application, served in process for tests: see [`TestApp`].
+    ///
+    /// ```
+    /// use celerity::App;
+    /// use celerity::testing::{TestTrigger, block_on};
+    ///
+    /// async fn cleanup() -> celerity::Result<()> {
+    ///     Ok(())
+    /// }
+    ///
+    /// let app = App::new().without_compiled_handlers().schedule("source::nightly::cleanup", cleanup).into_test();
+    /// let ack = block_on(app.call("source::nightly::cleanup", TestTrigger::new())).expect_ack();
+    /// assert!(ack.is_success());
+    /// ```
+    pub fn into_test(self) -> TestApp {
+        TestApp::from(self)
     }
+}
 
-    /// No handler: only the ones added are called.
-    pub fn empty() -> Self {
-        TestApp::with(Vec::new())
-    }
-
-    /// The handlers an [`App`] would serve, with the state given to it with
-    /// [`App::state`].
-    pub fn from_app(mut app: App) -> Self {
-        let state = app.take_state();
-        let mut test = TestApp::with(app.registrations());
-        test.state = state;
-        let (layers, guards) = app.layers_and_guards();
-        test.layers = layers.clone();
-        test.guards = guards.clone();
-        test.configuration = Some(app.configuration().unwrap_or_else(|error| panic!("{error}")));
-        test
-    }
-
-    fn with(registrations: Vec<Registration>) -> Self {
-        let (sender, receiver) = mpsc::unbounded_channel();
+impl From<App> for TestApp {
+    fn from(mut app: App) -> Self {
+        let (sender, receiver) = app.take_commands();
         let ws = WsRecorder::new();
+        let settings = app.settings_or_defaults();
         TestApp {
-            registrations,
-            state: StateMap::default(),
             // Every sender reached through the handle records its sends here,
             // a handler's and a background task's alike.
             handle: AppHandle::recording(sender, Arc::new(ws.clone())),
+            app,
             ws,
-            grace: Duration::from_millis(DEFAULT_CANCEL_GRACE_MS),
             requests: Arc::new(Mutex::new(Requests { receiver, seen: Vec::new() })),
             next_id: Arc::new(AtomicU64::new(1)),
-            expose_panics: false,
-            layers: Layers::default(),
-            guards: Guards::default(),
-            configuration: None,
+            settings,
         }
     }
+}
 
-    /// Registers `guard` under `name`, as [`App::guard`] does.
-    pub fn guard<G: Guard>(mut self, name: &str, guard: G) -> Self {
-        self.guards.add(name, guard);
-        self
+impl TestApp {
+    /// Every handler the attribute macros registered in this binary, as
+    /// [`App::new`] serves them: `App::new().into_test()`.
+    pub fn new() -> Self {
+        App::new().into_test()
     }
 
-    /// Adds a layer around every handler, as [`App::layer`] does.
-    pub fn layer<L: EventLayer>(mut self, layer: L) -> Self {
-        self.layers.add(Step::event(layer));
-        self
+    /// The application `app`, as [`App::into_test`] gives it.
+    pub fn from_app(app: App) -> Self {
+        TestApp::from(app)
     }
 
-    /// Adds a layer around every handler of `kind`, as [`App::layer_for`]
-    /// does.
-    pub fn layer_for<L: EventLayer>(mut self, kind: HandlerKind, layer: L) -> Self {
-        self.layers.add_for(kind, Step::event(layer));
-        self
-    }
-
-    /// Adds a tower layer over `http::Request`s around every HTTP handler,
-    /// as [`App::http_layer`] does.
-    pub fn http_layer<L: HttpLayer>(mut self, layer: L) -> Self {
-        self.layers.add_http(layer);
-        self
-    }
-
-    /// Adds a registration of any kind.
-    pub fn register(mut self, registration: Registration) -> Self {
-        self.registrations.push(registration);
-        self
-    }
-
-    /// Adds an HTTP handler for a tag such as `GET::/orders/{id}`.
-    #[track_caller]
-    pub fn http<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: HttpHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::http(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Serves the HTTP events of `tags` with one tower service, such as an
-    /// axum `Router`, as [`App::service`] does.
-    #[track_caller]
-    pub fn service<S, T>(mut self, tags: T, service: S) -> Self
-    where
-        S: HttpService + Clone,
-        T: IntoIterator,
-        T::Item: AsRef<str>,
-    {
-        for registration in registry::service_registrations(tags, service, std::panic::Location::caller()) {
-            self = self.register(registration);
-        }
-        self
-    }
-
-    /// Adds a WebSocket handler for a tag such as `event::$default`.
-    #[track_caller]
-    pub fn websocket<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: WebSocketHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::websocket(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Adds a consumer handler run for each record, in order, for a tag such
-    /// as `source::orders-queue::processOrders`.
-    #[track_caller]
-    pub fn consumer<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: ConsumerHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::consumer(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Adds a consumer handler run for up to `concurrency` records at once.
-    #[track_caller]
-    pub fn consumer_concurrent<H, Args>(self, tag: &str, concurrency: usize, handler: H) -> Self
-    where
-        H: ConsumerHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::consumer_concurrent(HandlerKey::Tag(tag.to_string()), concurrency, handler))
-    }
-
-    /// Adds a consumer handler that takes the whole batch.
-    #[track_caller]
-    pub fn consumer_batch<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: ConsumerBatchHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::consumer_batch(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Adds a schedule handler for a tag such as `source::nightly::cleanup`.
-    #[track_caller]
-    pub fn schedule<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: ScheduleHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::schedule(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Adds a custom handler for a tag such as `custom::resizeImage`.
-    #[track_caller]
-    pub fn custom<H, Args>(self, tag: &str, handler: H) -> Self
-    where
-        H: CustomHandler<Args>,
-        Args: 'static,
-    {
-        self.register(Registration::custom(HandlerKey::Tag(tag.to_string()), handler))
-    }
-
-    /// Shares `value` with every handler, which takes it as `State<T>`. One
-    /// value per type; a second of the same type replaces the first.
-    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.state.insert(Arc::new(value));
-        self
+    /// The application under test.
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// Sets how long a handler may go on after its deadline or a
-    /// cancellation before the call answers for it; 1 s by default, as in
-    /// the SDK (`CELERITY_CANCEL_GRACE_MS`).
+    /// cancellation before the call answers for it: the application's
+    /// setting ([`App::settings`]) by default, else 1 s, as in the SDK
+    /// (`CELERITY_CANCEL_GRACE_MS`).
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
+        self.settings.cancel_grace = grace;
         self
     }
 
     /// Answers a panic as the SDK does with `CELERITY_EXPOSE_PANICS=true`:
     /// the `HandlerError` carries the panic's message and its stack, and a
     /// consumer record that panicked fails with `panicked: <message>`. Off by
-    /// default, as in the SDK: the answer is then `the handler panicked` (a
-    /// record's failure `panicked`), so that a test sees what the runtime,
-    /// and so an HTTP caller, would. The process's own setting is left alone.
+    /// default (unless the application's [`App::settings`] turn it on), as in
+    /// the SDK: the answer is then `the handler panicked` (a record's failure
+    /// `panicked`), so that a test sees what the runtime, and so an HTTP
+    /// caller, would. The process's own setting is left alone.
     ///
     /// ```
-    /// use celerity::testing::{TestApp, TestRequest, block_on};
+    /// use celerity::App;
+    /// use celerity::testing::{TestRequest, block_on};
     ///
     /// async fn broken() -> String {
     ///     panic!("the ledger is locked")
     /// }
     ///
-    /// let app = TestApp::empty().http("GET::/broken", broken);
+    /// let app = App::new().without_compiled_handlers().http("GET::/broken", broken).into_test();
     /// let error = block_on(app.call("GET::/broken", TestRequest::get("/broken"))).expect_error();
     /// assert_eq!((error.error_type(), error.message(), error.stack()), ("panic", "the handler panicked", ""));
     ///
@@ -282,13 +172,13 @@ impl TestApp {
     /// assert!(!error.stack().is_empty());
     /// ```
     pub fn expose_panics(mut self, expose: bool) -> Self {
-        self.expose_panics = expose;
+        self.settings.expose_panics = expose;
         self
     }
 
     /// Every registration, in the order added (compiled ones first).
-    pub fn registrations(&self) -> &[Registration] {
-        &self.registrations
+    pub fn registrations(&self) -> Vec<Registration> {
+        self.app.registrations()
     }
 
     /// The WebSocket sends handlers made, and how they are answered.
@@ -303,7 +193,8 @@ impl TestApp {
     }
 
     /// What handlers asked of the application through [`Context::app`] (or
-    /// [`TestApp::handle`]), in order.
+    /// [`TestApp::handle`], or an [`App::handle`] taken before the
+    /// application became a `TestApp`), in order.
     pub fn app_requests(&self) -> Vec<AppRequest> {
         let mut requests = self.requests.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         while let Ok(command) = requests.receiver.try_recv() {
@@ -332,11 +223,8 @@ impl TestApp {
     /// way: either stops a real application from starting, with the same
     /// message.
     pub fn call(&self, tag: &str, event: impl Into<Event>) -> Call {
-        if let Err(error) = registry::check(&self.registrations).and_then(|()| self.guards.check(&self.registrations)) {
-            panic!("{error}");
-        }
-        let registration = self
-            .registrations
+        let registrations = self.app.checked_registrations(None).unwrap_or_else(|error| panic!("{error}"));
+        let registration = registrations
             .iter()
             .find(|r| match &r.key {
                 HandlerKey::Tag(registered) => {
@@ -344,11 +232,9 @@ impl TestApp {
                 }
                 HandlerKey::Name(_) => false,
             })
-            .or_else(|| self.registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(n) if n == tag)))
+            .or_else(|| registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(n) if n == tag)))
             // Served behind the same layers as in production.
-            .map(|registration| {
-                registration.layered(&self.layers, self.guards.step_for(registration), DEFAULT_MAX_MESSAGE_BYTES)
-            });
+            .map(|registration| self.app.served(registration, self.settings.max_message_bytes));
         // The event goes to the tag the handler is bound to, as the runtime
         // sends it.
         let tag = match &registration {
@@ -359,13 +245,13 @@ impl TestApp {
             tag,
             event: event.into(),
             registration,
-            state: self.state.share(),
-            grace: self.grace,
+            state: self.app.shared_state().share(),
+            grace: self.settings.cancel_grace,
             handle: self.handle.clone(),
             default_id: format!("test-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
             cancel_after: None,
-            expose_panics: self.expose_panics,
-            configuration: self.configuration.clone(),
+            expose_panics: self.settings.expose_panics,
+            configuration: self.app.configuration_given_or_empty(),
         }
     }
 }
@@ -373,10 +259,10 @@ impl TestApp {
 impl fmt::Debug for TestApp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TestApp")
-            .field("handlers", &self.registrations.iter().map(|r| r.key.to_string()).collect::<Vec<_>>())
-            .field("state", &self.state)
-            .field("cancel_grace", &self.grace)
-            .field("expose_panics", &self.expose_panics)
+            .field("handlers", &self.registrations().iter().map(|r| r.key.to_string()).collect::<Vec<_>>())
+            .field("state", self.app.shared_state())
+            .field("cancel_grace", &self.settings.cancel_grace)
+            .field("expose_panics", &self.settings.expose_panics)
             .finish_non_exhaustive()
     }
 }
@@ -400,6 +286,7 @@ pub enum AppRequest {
 /// [`start`](Self::start) it for a [`CallHandle`] that can cancel it.
 ///
 /// ```
+/// use celerity::App;
 /// use std::time::Duration;
 /// use celerity::testing::{TestApp, TestRequest};
 /// use celerity::{CancelReason, Context};
@@ -411,7 +298,7 @@ pub enum AppRequest {
 ///     }
 /// }
 ///
-/// let app = TestApp::empty().http("GET::/slow", slow);
+/// let app = App::new().without_compiled_handlers().http("GET::/slow", slow).into_test();
 /// celerity::testing::block_on(async {
 ///     let outcome = app
 ///         .call("GET::/slow", TestRequest::get("/slow"))
@@ -431,7 +318,7 @@ pub struct Call {
     default_id: String,
     cancel_after: Option<(Duration, CancelReason)>,
     expose_panics: bool,
-    configuration: Option<Configuration>,
+    configuration: Configuration,
 }
 
 impl Call {
@@ -511,12 +398,10 @@ impl Call {
             panic!("{error}");
         }
         let mut state = self.state;
-        if let Some(configuration) = &self.configuration {
-            state.insert(Arc::new(configuration.clone()));
-        }
+        state.insert(Arc::new(self.configuration.clone()));
         let now = SystemTime::now();
         let clock = Clock::starting_at(now);
-        let dispatch = self.event.into_dispatch(&self.tag, self.default_id, now);
+        let dispatch = arrived(self.event.into_dispatch(&self.tag, self.default_id, now));
         let cx = Context::new(
             dispatch.id.as_str().into(),
             dispatch.handler_tag.as_str().into(),
@@ -533,9 +418,9 @@ impl Call {
         let context = cx.clone();
         let call = async move {
             // What the application checks and binds before it serves.
-            if let (Some(configuration), Some(registration)) = (&configuration, &registration)
+            if let Some(registration) = &registration
                 && let Err(error) =
-                    crate::config::startup::prepare(configuration, std::slice::from_ref(registration)).await
+                    crate::config::startup::prepare(&configuration, std::slice::from_ref(registration)).await
             {
                 panic!("{error}");
             }
@@ -573,6 +458,7 @@ impl fmt::Debug for Call {
 /// call.
 ///
 /// ```
+/// use celerity::App;
 /// use celerity::testing::{TestApp, TestTrigger};
 /// use celerity::{CancelReason, Context};
 ///
@@ -581,7 +467,7 @@ impl fmt::Debug for Call {
 ///     Err(celerity::Error::msg("stopped"))
 /// }
 ///
-/// let app = TestApp::empty().schedule("source::nightly::cleanup", forever);
+/// let app = App::new().without_compiled_handlers().schedule("source::nightly::cleanup", forever).into_test();
 /// celerity::testing::block_on(async {
 ///     let call = app.call("source::nightly::cleanup", TestTrigger::new()).start();
 ///     tokio::task::yield_now().await;

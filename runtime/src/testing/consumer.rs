@@ -1,9 +1,12 @@
 //! Building a consumer batch event.
 
+use std::time::SystemTime;
+
 use bytes::Bytes;
-use celerity_proto::v1 as pb;
+use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
+use super::envelope::{Envelope, envelope_setters};
 use crate::consumer::{Batch, RawRecord};
 
 /// A batch of records to call a consumer with, built the way the runtime
@@ -28,7 +31,9 @@ use crate::consumer::{Batch, RawRecord};
 /// assert_eq!(wire.records[1].message_id, "m-2");
 /// ```
 #[derive(Debug, Clone, Default)]
+#[must_use]
 pub struct TestBatch {
+    pub(super) envelope: Envelope,
     source_id: Option<String>,
     source_type: String,
     vendor: Bytes,
@@ -40,6 +45,8 @@ impl TestBatch {
     pub fn new() -> Self {
         TestBatch::default()
     }
+
+    envelope_setters!();
 
     /// Sets the id of the source the batch comes from.
     pub fn source_id(mut self, id: impl Into<String>) -> Self {
@@ -75,9 +82,41 @@ impl TestBatch {
     }
 
     /// Adds a record with every field set ([`RawRecord`]'s builders).
-    pub fn raw_record(mut self, record: RawRecord) -> Self {
-        self.records.push(record_to_wire(&record));
+    pub fn raw_record(self, record: RawRecord) -> Self {
+        self.record_with(record_to_wire(&record))
+    }
+
+    /// Adds a record in the wire's form, every field as given.
+    pub fn record_with(mut self, record: pb::ConsumerRecord) -> Self {
+        self.records.push(record);
         self
+    }
+
+    /// The tag of a dispatch that is built: `source::{sourceId}::handler`
+    /// (the source id defaulting to `test-source`).
+    pub(crate) fn default_tag(&self) -> String {
+        let source = self.source_id.as_deref().filter(|id| !id.is_empty()).unwrap_or("test-source");
+        format!("source::{source}::handler")
+    }
+
+    /// The whole `Dispatch`, for the tag set with `tag` (by default
+    /// `source::{sourceId}::handler`).
+    pub fn build(mut self) -> pb::Dispatch {
+        let tag = self.envelope.tag().map_or_else(|| self.default_tag(), str::to_string);
+        let envelope = std::mem::take(&mut self.envelope);
+        let batch = self.into_wire(Some(&tag));
+        envelope.into_dispatch(tag, String::new(), SystemTime::now(), Some(Source::Consumer(batch)))
+    }
+
+    /// The batch a wire batch is, every field kept.
+    pub(crate) fn from_wire(batch: pb::ConsumerBatch) -> Self {
+        TestBatch {
+            envelope: Envelope::default(),
+            source_id: Some(batch.source_id),
+            source_type: batch.source_type,
+            vendor: batch.vendor,
+            records: batch.records,
+        }
     }
 
     /// The wire batch, for the handler bound to `tag` (whose source id is the
@@ -92,11 +131,18 @@ impl TestBatch {
 impl From<Batch> for TestBatch {
     fn from(batch: Batch) -> Self {
         TestBatch {
+            envelope: Envelope::default(),
             source_id: Some(batch.source_id().to_string()),
             source_type: batch.source_type().to_string(),
             vendor: batch.vendor().clone(),
             records: batch.iter().map(record_to_wire).collect(),
         }
+    }
+}
+
+impl From<TestBatch> for pb::Dispatch {
+    fn from(batch: TestBatch) -> Self {
+        batch.build()
     }
 }
 

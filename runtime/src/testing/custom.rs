@@ -1,9 +1,12 @@
 //! Building a custom invocation event.
 
+use std::time::SystemTime;
+
 use bytes::Bytes;
-use celerity_proto::v1 as pb;
+use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
+use super::envelope::{Envelope, envelope_setters};
 use crate::custom::Invocation;
 
 /// A custom invocation to call a handler with, built the way the runtime
@@ -23,7 +26,9 @@ use crate::custom::Invocation;
 /// assert_eq!(&wire.input[..], br#"{"width":100}"#);
 /// ```
 #[derive(Debug, Clone, Default)]
+#[must_use]
 pub struct TestInvocation {
+    pub(super) envelope: Envelope,
     handler_name: Option<String>,
     input: Bytes,
 }
@@ -31,7 +36,7 @@ pub struct TestInvocation {
 impl TestInvocation {
     /// An invocation with `input`.
     pub fn new(input: impl Into<Bytes>) -> Self {
-        TestInvocation { handler_name: None, input: input.into() }
+        TestInvocation { envelope: Envelope::default(), handler_name: None, input: input.into() }
     }
 
     /// An invocation with no input.
@@ -49,10 +54,39 @@ impl TestInvocation {
         TestInvocation::new(input)
     }
 
+    envelope_setters!();
+
+    /// Sets the input.
+    pub fn input(mut self, input: impl Into<Bytes>) -> Self {
+        self.input = input.into();
+        self
+    }
+
     /// Sets the name the handler is invoked by.
     pub fn handler_name(mut self, name: impl Into<String>) -> Self {
         self.handler_name = Some(name.into());
         self
+    }
+
+    /// The tag of a dispatch that is built: `custom::{handlerName}` (the
+    /// name defaulting to `handler`).
+    pub(crate) fn default_tag(&self) -> String {
+        format!("custom::{}", self.handler_name.as_deref().filter(|name| !name.is_empty()).unwrap_or("handler"))
+    }
+
+    /// The whole `Dispatch`, for the tag set with `tag` (by default
+    /// `custom::{handlerName}`; another kind's tag invokes that handler, as
+    /// the runtime's local invoke endpoint can).
+    pub fn build(mut self) -> pb::Dispatch {
+        let tag = self.envelope.tag().map_or_else(|| self.default_tag(), str::to_string);
+        let envelope = std::mem::take(&mut self.envelope);
+        let invoke = self.into_wire(Some(&tag));
+        envelope.into_dispatch(tag, String::new(), SystemTime::now(), Some(Source::Custom(invoke)))
+    }
+
+    /// The invocation a wire invocation is, every field kept.
+    pub(crate) fn from_wire(invoke: pb::CustomInvoke) -> Self {
+        TestInvocation { envelope: Envelope::default(), handler_name: Some(invoke.handler_name), input: invoke.input }
     }
 
     /// The wire invocation, for the handler bound to `tag` (whose name is
@@ -69,7 +103,17 @@ impl TestInvocation {
 /// An invocation built with [`Invocation::new`]: every field is kept.
 impl From<Invocation> for TestInvocation {
     fn from(invocation: Invocation) -> Self {
-        TestInvocation { handler_name: Some(invocation.handler_name().to_string()), input: invocation.into_input() }
+        TestInvocation {
+            envelope: Envelope::default(),
+            handler_name: Some(invocation.handler_name().to_string()),
+            input: invocation.into_input(),
+        }
+    }
+}
+
+impl From<TestInvocation> for pb::Dispatch {
+    fn from(invocation: TestInvocation) -> Self {
+        invocation.build()
     }
 }
 

@@ -1,13 +1,15 @@
 //! An event to call a handler with: the source, and what the dispatch
 //! carries beside it (id, deadline, trace context).
 
-use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
+use bytes::Bytes;
 use celerity_proto::v1::{self as pb, dispatch::Source};
+use prost::Message as _;
 
 use super::consumer::TestBatch;
 use super::custom::TestInvocation;
+use super::envelope::{Envelope, envelope_setters};
 use super::http::TestRequest;
 use super::schedule::TestTrigger;
 use super::websocket::TestMessage;
@@ -15,6 +17,7 @@ use crate::consumer::Batch;
 use crate::custom::Invocation;
 use crate::http::Request;
 use crate::schedule::Trigger;
+use crate::session;
 use crate::websocket::Message;
 
 /// One event to call a handler with, as a `Dispatch` without its tag: any of
@@ -25,7 +28,8 @@ use crate::websocket::Message;
 ///
 /// What the builders leave out is taken from the tag the event is sent to:
 /// an HTTP route, a consumer's source id, a WebSocket route, a schedule id,
-/// a custom handler's name.
+/// a custom handler's name. What a builder says of the dispatch beside the
+/// source (its id, deadline and trace context) comes along.
 ///
 /// ```
 /// use std::time::Duration;
@@ -43,9 +47,7 @@ use crate::websocket::Message;
 #[derive(Debug, Clone)]
 pub struct Event {
     source: Pending,
-    id: Option<String>,
-    deadline: Deadline,
-    trace_context: HashMap<String, String>,
+    envelope: Envelope,
 }
 
 /// The source, built once the tag is known.
@@ -59,16 +61,9 @@ enum Pending {
     Invocation(TestInvocation),
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Deadline {
-    None,
-    In(Duration),
-    At(SystemTime),
-}
-
 impl Event {
     fn of(source: Pending) -> Self {
-        Event { source, id: None, deadline: Deadline::None, trace_context: HashMap::new() }
+        Event { source, envelope: Envelope::default() }
     }
 
     /// An event with a wire source.
@@ -80,50 +75,20 @@ impl Event {
     /// context are kept; its tag is replaced by the one it is sent to. A
     /// `Dispatch` with no source tests how a handler answers one.
     pub fn from_dispatch(dispatch: pb::Dispatch) -> Self {
-        let deadline = match dispatch.deadline_unix_ms {
-            ms if ms > 0 => Deadline::At(UNIX_EPOCH + Duration::from_millis(ms as u64)),
-            _ => Deadline::None,
-        };
-        Event {
-            source: Pending::Wire(dispatch.source),
-            id: Some(dispatch.id).filter(|id| !id.is_empty()),
-            deadline,
-            trace_context: dispatch.trace_context,
+        let mut envelope = Envelope::default();
+        for (name, value) in dispatch.trace_context {
+            envelope.set_trace_context(name, value);
         }
+        if dispatch.deadline_unix_ms > 0 {
+            envelope.set_deadline_unix_ms(dispatch.deadline_unix_ms);
+        }
+        if !dispatch.id.is_empty() {
+            envelope.set_id(dispatch.id);
+        }
+        Event { source: Pending::Wire(dispatch.source), envelope }
     }
 
-    /// Sets the dispatch id (by default `test-1`, `test-2`, ... per
-    /// [`TestApp`](super::TestApp)).
-    pub fn id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-
-    /// Sets the deadline to `budget` after the call starts. When it passes,
-    /// the handler's cancellation fires (reason `DeadlineExceeded`); if it
-    /// has not finished one cancel grace later, the call answers for it with
-    /// a `HandlerError` of type `DeadlineExceeded`, as the SDK does.
-    pub fn deadline_in(mut self, budget: Duration) -> Self {
-        self.deadline = Deadline::In(budget);
-        self
-    }
-
-    /// Sets the deadline to an instant.
-    pub fn deadline_at(mut self, deadline: SystemTime) -> Self {
-        self.deadline = Deadline::At(deadline);
-        self
-    }
-
-    /// Adds a trace context entry, such as `tracestate`.
-    pub fn trace_context(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.trace_context.insert(name.into(), value.into());
-        self
-    }
-
-    /// Sets the caller's W3C `traceparent`.
-    pub fn traceparent(self, value: impl Into<String>) -> Self {
-        self.trace_context("traceparent", value)
-    }
+    envelope_setters!();
 
     /// The wire `Dispatch` for the handler bound to `tag`, with the deadline
     /// counted from now and the id `test-event` unless one was set.
@@ -131,15 +96,8 @@ impl Event {
         self.into_dispatch(tag, "test-event".to_string(), SystemTime::now())
     }
 
-    /// The `Dispatch`, its deadline counted from `now`. A deadline already
-    /// past is still one (the protocol's `0` means none).
+    /// The `Dispatch` for `tag`, its deadline counted from `now`.
     pub(crate) fn into_dispatch(self, tag: &str, default_id: String, now: SystemTime) -> pb::Dispatch {
-        let deadline = match self.deadline {
-            Deadline::None => None,
-            Deadline::In(budget) => Some(now + budget),
-            Deadline::At(at) => Some(at),
-        };
-        let deadline_unix_ms = deadline.map_or(0, |at| unix_ms(at).max(1));
         let source = match self.source {
             Pending::Wire(source) => source,
             Pending::Http(request) => Some(Source::Http(request.into_wire(Some(tag)))),
@@ -148,47 +106,40 @@ impl Event {
             Pending::Trigger(trigger) => Some(Source::Schedule(trigger.into_wire(Some(tag)))),
             Pending::Invocation(invocation) => Some(Source::Custom(invocation.into_wire(Some(tag)))),
         };
-        pb::Dispatch {
-            id: self.id.unwrap_or(default_id),
-            handler_tag: tag.to_string(),
-            timestamp_ms: unix_ms(now).max(0) as u64,
-            deadline_unix_ms,
-            trace_context: self.trace_context,
-            source,
-        }
+        self.envelope.into_dispatch(tag.to_string(), default_id, now, source)
     }
 
-    /// A tag fitting the event, for calling a handler by function: an HTTP
-    /// request's `METHOD::route`, a WebSocket message's `event::route`, a
-    /// batch's `source::{sourceId}::handler`, a trigger's
-    /// `source::{scheduleId}::handler`, an invocation's `custom::{name}`.
+    /// A tag fitting the event, for calling a handler by function: the one
+    /// set on it, or its builder's own (see each builder's `build`); for a
+    /// wire source, the same made from its fields.
     pub(crate) fn default_tag(&self) -> String {
-        let source = match &self.source {
-            Pending::Http(request) => Some(Source::Http(request.clone().into_wire(None))),
-            Pending::Message(message) => Some(Source::Websocket(message.clone().into_wire(None))),
-            Pending::Batch(batch) => Some(Source::Consumer(batch.clone().into_wire(None))),
-            Pending::Trigger(trigger) => Some(Source::Schedule(trigger.clone().into_wire(None))),
-            Pending::Invocation(invocation) => Some(Source::Custom(invocation.clone().into_wire(None))),
-            Pending::Wire(source) => source.clone(),
-        };
-        let or = |value: &str, default: &str| if value.is_empty() { default.to_string() } else { value.to_string() };
-        match source {
-            Some(Source::Http(request)) => format!("{}::{}", request.method, request.route),
-            Some(Source::Websocket(message)) => format!("event::{}", or(&message.route, "$default")),
-            Some(Source::Consumer(batch)) => format!("source::{}::handler", or(&batch.source_id, "test-source")),
-            Some(Source::Schedule(trigger)) => {
-                format!("source::{}::handler", or(&trigger.schedule_id, "test-schedule"))
-            }
-            Some(Source::Custom(invoke)) => format!("custom::{}", or(&invoke.handler_name, "handler")),
-            None => "test".to_string(),
+        if let Some(tag) = self.envelope.tag() {
+            return tag.to_string();
+        }
+        match &self.source {
+            Pending::Http(request) => request.default_tag(),
+            Pending::Message(message) => message.default_tag(),
+            Pending::Batch(batch) => batch.default_tag(),
+            Pending::Trigger(trigger) => trigger.default_tag(),
+            Pending::Invocation(invocation) => invocation.default_tag(),
+            Pending::Wire(Some(Source::Http(request))) => TestRequest::from_wire(request.clone()).default_tag(),
+            Pending::Wire(Some(Source::Websocket(message))) => TestMessage::from_wire(message.clone()).default_tag(),
+            Pending::Wire(Some(Source::Consumer(batch))) => TestBatch::from_wire(batch.clone()).default_tag(),
+            Pending::Wire(Some(Source::Schedule(trigger))) => TestTrigger::from_wire(trigger.clone()).default_tag(),
+            Pending::Wire(Some(Source::Custom(invoke))) => TestInvocation::from_wire(invoke.clone()).default_tag(),
+            Pending::Wire(None) => "test".to_string(),
         }
     }
 }
 
-fn unix_ms(at: SystemTime) -> i64 {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(since) => i64::try_from(since.as_millis()).unwrap_or(i64::MAX),
-        Err(_) => 0,
+/// `dispatch` as the driver receives it: the bytes the runtime would send,
+/// decoded as the driver decodes a frame, so that its source reaches the
+/// handler through the decoders production uses.
+pub(crate) fn arrived(dispatch: pb::Dispatch) -> session::Event {
+    match session::Event::decode(Bytes::from(dispatch.encode_to_vec())) {
+        Ok(event) => event,
+        // Never, for bytes prost wrote: served as it was built all the same.
+        Err(_) => session::Event::from(dispatch),
     }
 }
 
@@ -204,12 +155,29 @@ macro_rules! event_from {
     };
 }
 
+/// Each builder's event, with what the builder says of the dispatch.
+macro_rules! event_from_builders {
+    ($($builder:ident => $pending:ident;)*) => {
+        $(
+            impl From<$builder> for Event {
+                fn from(mut builder: $builder) -> Self {
+                    let envelope = std::mem::take(&mut builder.envelope);
+                    Event { source: Pending::$pending(builder), envelope }
+                }
+            }
+        )*
+    };
+}
+
+event_from_builders! {
+    TestRequest => Http;
+    TestBatch => Batch;
+    TestMessage => Message;
+    TestTrigger => Trigger;
+    TestInvocation => Invocation;
+}
+
 event_from! {
-    TestRequest => |request| Pending::Http(request);
-    TestBatch => |batch| Pending::Batch(batch);
-    TestMessage => |message| Pending::Message(message);
-    TestTrigger => |trigger| Pending::Trigger(trigger);
-    TestInvocation => |invocation| Pending::Invocation(invocation);
     Request => |request| Pending::Http(request.into());
     Batch => |batch| Pending::Batch(batch.into());
     Message => |message| Pending::Message(message.into());
@@ -231,6 +199,9 @@ impl From<pb::Dispatch> for Event {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+    use std::time::{Duration, UNIX_EPOCH};
+
     use super::*;
 
     #[test]
@@ -282,6 +253,20 @@ mod tests {
         let dispatch = Event::from(TestBatch::new()).into_wire("source::orders::process");
         let Some(Source::Consumer(batch)) = dispatch.source else { panic!("not a batch") };
         assert_eq!(batch.source_id, "orders");
+    }
+
+    #[test]
+    fn a_dispatch_arrives_as_the_driver_decodes_it() {
+        let dispatch = Event::from(TestRequest::get("/orders/7").header("accept", "text/plain"))
+            .id("ev-1")
+            .traceparent("tp")
+            .into_wire("GET::/orders/{id}");
+        let event = arrived(dispatch.clone());
+        assert_eq!((event.id.as_str(), event.handler_tag.as_str()), ("ev-1", "GET::/orders/{id}"));
+        assert_eq!(event.trace_context, dispatch.trace_context);
+        let source = event.source.expect("a source");
+        assert!(matches!(source, session::LazySource::Encoded(_)), "left for the handler's task to decode");
+        assert_eq!(source.decode().unwrap(), dispatch.source.unwrap());
     }
 
     #[test]

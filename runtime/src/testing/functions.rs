@@ -1,9 +1,9 @@
 //! Calling a handler function directly, through the extraction and the
 //! answer the SDK builds around it.
 
-use super::app::TestApp;
 use super::event::Event;
 use super::outcome::Outcome;
+use crate::App;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler};
 use crate::custom::CustomHandler;
 use crate::http::HttpHandler;
@@ -15,7 +15,12 @@ use crate::websocket::WebSocketHandler;
 /// the tag is made up from the event (see each function).
 async fn call(event: Event, register: impl FnOnce(HandlerKey) -> Registration) -> Outcome {
     let tag = event.default_tag();
-    TestApp::empty().register(register(HandlerKey::Tag(tag.clone()))).call(&tag, event).await
+    App::new()
+        .without_compiled_handlers()
+        .register(register(HandlerKey::Tag(tag.clone())))
+        .into_test()
+        .call(&tag, event)
+        .await
 }
 
 /// Calls an HTTP handler function with a request, through argument

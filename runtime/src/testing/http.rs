@@ -1,20 +1,22 @@
 //! Building an HTTP request event.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::fmt;
+use std::time::SystemTime;
 
 use bytes::Bytes;
-use celerity_proto::v1 as pb;
+use celerity_proto::v1::{self as pb, dispatch::Source};
+use celerity_tags::route::Route;
 use http::{Method, header};
 use percent_encoding::percent_decode_str;
 use serde::Serialize;
 
-use celerity_tags::route::Route;
-
+use super::envelope::{Envelope, envelope_setters};
 use crate::http::{Params, Request};
 
-/// An HTTP request to call a handler with, built the way the runtime would
-/// send it.
+/// An HTTP request event, built the way the runtime would send it: to call
+/// a handler in process, or, built into a whole `Dispatch` ([`build`](Self::build)),
+/// to send over a socket with the test kit.
 ///
 /// The path may carry a query string (`/orders?page=2&tag=a`), which becomes
 /// the query parameters. The route defaults to the route of the tag the
@@ -40,26 +42,31 @@ use crate::http::{Params, Request};
 /// assert_eq!(wire.headers["content-type"].values, ["application/json"]);
 /// ```
 #[derive(Debug, Clone)]
+#[must_use]
 pub struct TestRequest {
-    /// Everything but the route and path parameters.
-    request: Request,
+    pub(super) envelope: Envelope,
+    /// Everything but the route and path parameters, in the wire's form.
+    request: pb::HttpRequest,
     route: Option<String>,
     /// Set explicitly, decoded as the handler sees them.
-    path_params: Option<Params>,
+    path_params: Option<HashMap<String, pb::Values>>,
 }
 
 impl TestRequest {
-    /// A request with `method` for `path`, which may end in a query string.
-    pub fn new(method: Method, path: &str) -> Self {
-        let (path, query) = match path.split_once('?') {
+    /// A request with `method` (sent as given: the runtime sends upper
+    /// case) for `path`, which may end in a query string.
+    pub fn new(method: impl AsRef<str>, path: impl AsRef<str>) -> Self {
+        let (path, query) = match path.as_ref().split_once('?') {
             Some((path, query)) => (path, Some(query)),
-            None => (path, None),
+            None => (path.as_ref(), None),
         };
-        let mut request = Request::new(method, path);
+        let request =
+            pb::HttpRequest { method: method.as_ref().to_string(), path: path.to_string(), ..Default::default() };
+        let mut built = TestRequest { envelope: Envelope::default(), request, route: None, path_params: None };
         for (name, value) in query.map(parse_query).unwrap_or_default() {
-            request = request.with_query(name, value);
+            built = built.query(name, value);
         }
-        TestRequest { request, route: None, path_params: None }
+        built
     }
 
     /// A `GET` request.
@@ -87,6 +94,8 @@ impl TestRequest {
         TestRequest::new(Method::DELETE, path)
     }
 
+    envelope_setters!();
+
     /// Sets the route template that matched, such as `/orders/{id}`; the
     /// path parameters are read from the path by it.
     pub fn route(mut self, route: impl Into<String>) -> Self {
@@ -94,33 +103,32 @@ impl TestRequest {
         self
     }
 
-    /// Adds a path parameter value, as the handler sees it (decoded). Once
-    /// one is set, none is read from the path.
+    /// Adds a path parameter value (a catch-all has one per segment), as
+    /// the handler sees it and the runtime sends it: decoded. Once one is
+    /// set, none is read from the path.
     pub fn path_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.path_params.get_or_insert_with(Params::new).push(name, value);
+        push_value(self.path_params.get_or_insert_with(HashMap::new), name.into(), value.into());
         self
     }
 
     /// Adds a query parameter value.
     pub fn query(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.request = self.request.with_query(name, value);
+        push_value(&mut self.request.query_params, name.into(), value.into());
         self
     }
 
     /// Adds a header value; the name is made lower case, as the runtime
-    /// sends it.
-    ///
-    /// # Panics
-    ///
-    /// When the name or value is not valid HTTP.
-    pub fn header(mut self, name: &str, value: &str) -> Self {
-        self.request = self.request.with_header(name, value);
+    /// sends it. Names and values go as given, as the runtime could send
+    /// them: what the SDK makes of one that is not valid HTTP is what a
+    /// handler would see in production.
+    pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        push_value(&mut self.request.headers, name.as_ref().to_ascii_lowercase(), value.as_ref().to_string());
         self
     }
 
     /// Sets the body.
     pub fn body(mut self, body: impl Into<Bytes>) -> Self {
-        self.request = self.request.with_body(body);
+        self.request.body = body.into();
         self
     }
 
@@ -130,25 +138,36 @@ impl TestRequest {
     /// # Panics
     ///
     /// When `value` cannot be serialized as JSON.
-    pub fn json(mut self, value: &impl Serialize) -> Self {
+    pub fn json(self, value: &impl Serialize) -> Self {
         let body = serde_json::to_vec(value).unwrap_or_else(|error| panic!("the body is not serializable: {error}"));
-        if !self.request.headers().contains_key(header::CONTENT_TYPE) {
-            self.request = self.request.with_header("content-type", "application/json");
-        }
-        self.request = self.request.with_body(body);
-        self
+        self.json_text(body)
     }
 
-    /// Sets the caller's address.
-    pub fn source_ip(mut self, ip: IpAddr) -> Self {
-        self.request = self.request.with_source_ip(ip);
+    /// Sets the body to `text`, as given (it need not be valid JSON: a test
+    /// of what a handler answers to a broken body), and the `content-type`
+    /// to `application/json` unless one is set.
+    pub fn json_text(self, text: impl Into<Bytes>) -> Self {
+        let typed = self.request.headers.contains_key(header::CONTENT_TYPE.as_str());
+        let request = if typed { self } else { self.header("content-type", "application/json") };
+        request.body(text)
+    }
+
+    /// Sets the caller's address, as the runtime sends it (text).
+    pub fn source_ip(mut self, ip: impl fmt::Display) -> Self {
+        self.request.source_ip = ip.to_string();
         self
     }
 
     /// Sets the runtime's request id.
     pub fn request_id(mut self, id: impl Into<String>) -> Self {
-        self.request = self.request.with_request_id(id);
+        self.request.request_id = id.into();
         self
+    }
+
+    /// The tag the runtime would send this request under, `METHOD::route`
+    /// (the route defaulting to the path).
+    pub(crate) fn default_tag(&self) -> String {
+        format!("{}::{}", self.request.method, self.route.as_deref().unwrap_or(&self.request.path))
     }
 
     /// The wire request, for the handler bound to `tag` (whose route is the
@@ -161,23 +180,48 @@ impl TestRequest {
     /// route.
     pub fn into_wire(self, tag: Option<&str>) -> pb::HttpRequest {
         let route =
-            self.route.or_else(|| tag.and_then(route_of_tag)).unwrap_or_else(|| self.request.path().to_string());
-        let path_params = match &self.path_params {
-            Some(params) => wire_params(params),
-            None if !route.contains('{') => HashMap::new(),
-            None => match path_params(self.request.method(), &route, self.request.path()) {
-                Some(params) => params,
-                None => panic!(
-                    "the path {:?} does not match the route {route:?}: set the route with `.route(..)` or the \
-                     parameters with `.path_param(..)`",
-                    self.request.path()
-                ),
-            },
+            self.route.clone().or_else(|| tag.and_then(route_of_tag)).unwrap_or_else(|| self.request.path.clone());
+        match self.with_route(route) {
+            (wire, true) => wire,
+            (wire, false) => panic!(
+                "the path {:?} does not match the route {:?}: set the route with `.route(..)` or the parameters \
+                 with `.path_param(..)`",
+                wire.path, wire.route
+            ),
+        }
+    }
+
+    /// The whole `Dispatch`, as the test kit sends it: for the tag set with
+    /// `tag`, or by default `METHOD::route` (the route defaulting to the
+    /// path). Unless set, the path parameters are read from the path by the
+    /// route, and there are none when it does not match: the request goes
+    /// as given, as a runtime could send it.
+    pub fn build(mut self) -> pb::Dispatch {
+        let tag = self.envelope.tag().map_or_else(|| self.default_tag(), str::to_string);
+        let route = self.route.clone().unwrap_or_else(|| self.request.path.clone());
+        let envelope = std::mem::take(&mut self.envelope);
+        let (request, _) = self.with_route(route);
+        envelope.into_dispatch(tag, String::new(), SystemTime::now(), Some(Source::Http(request)))
+    }
+
+    /// The wire request with `route`, its path parameters as set or read
+    /// from the path by the route, and whether they could be (when not, it
+    /// has none).
+    fn with_route(self, route: String) -> (pb::HttpRequest, bool) {
+        let read = match self.path_params {
+            Some(params) => Some(params),
+            None if !route.contains('{') => Some(HashMap::new()),
+            None => path_params(&self.request.method, &route, &self.request.path),
         };
-        let mut wire = request_to_wire(self.request);
-        wire.route = route;
-        wire.path_params = path_params;
-        wire
+        let matched = read.is_some();
+        (pb::HttpRequest { route, path_params: read.unwrap_or_default(), ..self.request }, matched)
+    }
+
+    /// The request a wire request is, every field kept.
+    pub(crate) fn from_wire(request: pb::HttpRequest) -> Self {
+        let route = Some(request.route.clone());
+        let path_params = Some(request.path_params.clone());
+        TestRequest { envelope: Envelope::default(), request, route, path_params }
     }
 }
 
@@ -185,9 +229,13 @@ impl TestRequest {
 /// parameters are taken as they are.
 impl From<Request> for TestRequest {
     fn from(request: Request) -> Self {
-        let route = Some(request.route().to_string());
-        let path_params = Some(request.path_params().clone());
-        TestRequest { request, route, path_params }
+        TestRequest::from_wire(request_to_wire(request))
+    }
+}
+
+impl From<TestRequest> for pb::Dispatch {
+    fn from(request: TestRequest) -> Self {
+        request.build()
     }
 }
 
@@ -200,19 +248,18 @@ fn route_of_tag(tag: &str) -> Option<String> {
 /// The wire form of a request, path parameters included: their values are
 /// what the handler sees, which is what the runtime sends (decoded).
 pub(crate) fn request_to_wire(request: Request) -> pb::HttpRequest {
-    let path_params = wire_params(request.path_params());
-    let query_params = request
-        .query()
-        .iter()
-        .map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() }))
-        .collect();
+    let params = |params: &Params| -> HashMap<String, pb::Values> {
+        params.iter().map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() })).collect()
+    };
+    let path_params = params(request.path_params());
+    let query_params = params(request.query());
     let mut headers: HashMap<String, pb::Values> = HashMap::new();
     for (name, value) in request.headers() {
         let value = match value.to_str() {
             Ok(text) => text.to_string(),
             Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
         };
-        headers.entry(name.as_str().to_string()).or_default().values.push(value);
+        push_value(&mut headers, name.as_str().to_string(), value);
     }
     pb::HttpRequest {
         method: request.method().as_str().to_string(),
@@ -227,14 +274,15 @@ pub(crate) fn request_to_wire(request: Request) -> pb::HttpRequest {
     }
 }
 
-fn wire_params(params: &Params) -> HashMap<String, pb::Values> {
-    params.iter().map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() })).collect()
+/// Appends `value` to the multi-valued `name` of `map`.
+fn push_value(map: &mut HashMap<String, pb::Values>, name: String, value: String) {
+    map.entry(name).or_default().values.push(value);
 }
 
 /// The path parameters of `path` by `route`, matched and decoded by the
 /// route matcher the test kit and the dev runtime use, as the runtime does.
 /// `None` when the path does not match.
-fn path_params(method: &Method, route: &str, path: &str) -> Option<HashMap<String, pb::Values>> {
+fn path_params(method: &str, route: &str, path: &str) -> Option<HashMap<String, pb::Values>> {
     let route = Route::from_tag(&format!("{method}::{route}"))?;
     let params = route.matches(path)?;
     Some(params.into_iter().map(|(name, values)| (name, pb::Values { values })).collect())

@@ -1,9 +1,11 @@
 //! Unit-testing handlers without a runtime.
 //!
-//! [`TestApp`] calls a handler in-process with an event built by a builder,
-//! and gives back the outcome exactly as the runtime would receive it. Each
+//! [`TestApp`] serves an [`App`](crate::App), the same value `main` serves,
+//! in process: it calls a handler with an event built by a builder, and
+//! gives back the outcome exactly as the runtime would receive it. Each
 //! call goes through everything the SDK does around a handler: the wire
-//! `Dispatch`, argument extraction, the [`Context`](crate::Context) with its
+//! `Dispatch`, encoded and decoded by the decoders production uses, the
+//! application's layers and guards, argument extraction, the [`Context`](crate::Context) with its
 //! deadline, cancellation and state, the answer built from the return value,
 //! and a panic, an overrun deadline or an ignored cancellation answered with
 //! a `HandlerError`.
@@ -19,6 +21,7 @@
 //! and the path, as the runtime sends them.
 //!
 //! ```rust,standalone_crate
+//! use celerity::App;
 //! use celerity::http::{HttpError, Json, Path};
 //! use celerity::testing::{TestApp, TestRequest, block_on};
 //!
@@ -63,6 +66,7 @@
 //! [`BatchResult`] names the ones that failed, as the runtime receives it.
 //!
 //! ```rust,standalone_crate
+//! use celerity::App;
 //! use celerity::consumer::Record;
 //! use celerity::testing::{TestApp, TestBatch, block_on};
 //!
@@ -97,11 +101,12 @@
 //!
 //! # Calling a handler
 //!
-//! - **By tag**: [`TestApp::new`] (the compile-time registry),
-//!   [`TestApp::from_app`] (an [`App`](crate::App)'s handlers), or
-//!   [`TestApp::empty`] with handlers added by [`TestApp::http`],
-//!   [`TestApp::consumer`], ... or [`TestApp::register`]. A handler bound by
-//!   blueprint name is called by that name.
+//! - **By tag**: [`App::into_test`](crate::App::into_test) serves an
+//!   application as `main` builds it (with [`App::new`](crate::App::new),
+//!   the compile-time registry and whatever is added to it; with
+//!   [`App::without_compiled_handlers`](crate::App::without_compiled_handlers),
+//!   only what is added), and [`TestApp::new`] is `App::new().into_test()`.
+//!   A handler bound by blueprint name is called by that name.
 //! - **By function**: an attribute re-emits its function unchanged, so a
 //!   test can call it as the plain `async fn` it is, with the arguments
 //!   built by hand. To go through extraction and the answer as the runtime
@@ -115,7 +120,11 @@
 //! # Events
 //!
 //! [`TestRequest`], [`TestBatch`], [`TestMessage`], [`TestTrigger`] and
-//! [`TestInvocation`] build the wire event. The SDK's own event types
+//! [`TestInvocation`] build the wire event, one builder per kind: the same
+//! builders the `celerity-testkit` crate sends over a socket (its `event`
+//! module starts them, and `build()` makes the whole `Dispatch`). Each
+//! carries what the dispatch does beside its source too: id, deadline,
+//! trace context. The SDK's own event types
 //! (`http::Request`, `consumer::Batch`, `websocket::Message`,
 //! `schedule::Trigger`, `custom::Invocation`) and the wire types are events
 //! too. [`Event`] adds what the dispatch carries beside the source: id,
@@ -134,13 +143,14 @@
 //! `CELERITY_EXPOSE_PANICS`):
 //!
 //! ```
+//! use celerity::App;
 //! use celerity::testing::{TestApp, TestRequest, block_on};
 //!
 //! async fn broken() -> &'static str {
 //!     panic!("out of coffee")
 //! }
 //!
-//! let app = TestApp::empty().http("GET::/coffee", broken);
+//! let app = App::new().without_compiled_handlers().http("GET::/coffee", broken).into_test();
 //! let error = block_on(app.call("GET::/coffee", TestRequest::get("/coffee"))).expect_error();
 //! assert!(error.is_panic());
 //! assert_eq!(error.message(), "the handler panicked");
@@ -162,7 +172,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use celerity::testing::{TestApp, TestRequest, block_on};
+//! use celerity::App;
+//! use celerity::testing::{TestRequest, block_on};
 //! use celerity::{CancelReason, Context};
 //!
 //! async fn report(cx: Context) -> String {
@@ -177,9 +188,11 @@
 //!     "too late"
 //! }
 //!
-//! let app = TestApp::empty()
+//! let app = App::new()
+//!     .without_compiled_handlers()
 //!     .http("GET::/report", report)
 //!     .http("GET::/stubborn", stubborn)
+//!     .into_test()
 //!     .cancel_grace(Duration::from_millis(20));
 //! block_on(async {
 //!     let outcome = app.call("GET::/report", TestRequest::get("/report")).deadline_in(Duration::from_millis(10)).await;
@@ -196,11 +209,11 @@
 //!
 //! # State
 //!
-//! [`TestApp::state`] gives every handler a `State<T>`, as
-//! [`App::state`](crate::App::state) does; [`Call::state`] gives one to a
-//! single call.
+//! The application's [`App::state`](crate::App::state) is every handler's
+//! `State<T>`; [`Call::state`] gives one to a single call.
 //!
 //! ```
+//! use celerity::App;
 //! use celerity::State;
 //! use celerity::testing::{TestApp, TestRequest, block_on};
 //!
@@ -212,7 +225,7 @@
 //!     store.name
 //! }
 //!
-//! let app = TestApp::empty().http("GET::/store", which).state(Store { name: "main" });
+//! let app = App::new().without_compiled_handlers().http("GET::/store", which).state(Store { name: "main" }).into_test();
 //! let outcome = block_on(app.call("GET::/store", TestRequest::get("/store")));
 //! assert_eq!(outcome.expect_http().text(), "main");
 //! let outcome = block_on(app.call("GET::/store", TestRequest::get("/store")).state(Store { name: "other" }));
@@ -232,6 +245,7 @@
 mod app;
 mod consumer;
 mod custom;
+mod envelope;
 mod event;
 mod functions;
 mod http;

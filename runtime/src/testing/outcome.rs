@@ -16,13 +16,14 @@ use crate::session::error_type;
 /// what came instead, for anything else:
 ///
 /// ```
+/// use celerity::App;
 /// use celerity::testing::{Outcome, TestApp, TestRequest};
 ///
 /// async fn hello() -> &'static str {
 ///     "hello"
 /// }
 ///
-/// let app = TestApp::empty().http("GET::/hello", hello);
+/// let app = App::new().without_compiled_handlers().http("GET::/hello", hello).into_test();
 /// let outcome: Outcome = celerity::testing::block_on(app.call("GET::/hello", TestRequest::get("/hello")));
 /// let response = outcome.expect_http();
 /// assert_eq!(response.status(), 200);

@@ -1,9 +1,12 @@
 //! Building a schedule trigger event.
 
+use std::time::SystemTime;
+
 use bytes::Bytes;
-use celerity_proto::v1 as pb;
+use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
+use super::envelope::{Envelope, envelope_setters};
 use crate::schedule::Trigger;
 
 /// A schedule firing to call a handler with, built the way the runtime would
@@ -26,7 +29,9 @@ use crate::schedule::Trigger;
 /// assert_eq!(&wire.input[..], br#"{"older_than_days":7}"#);
 /// ```
 #[derive(Debug, Clone, Default)]
+#[must_use]
 pub struct TestTrigger {
+    pub(super) envelope: Envelope,
     schedule_id: Option<String>,
     message_id: String,
     schedule: String,
@@ -39,6 +44,8 @@ impl TestTrigger {
     pub fn new() -> Self {
         TestTrigger::default()
     }
+
+    envelope_setters!();
 
     /// Sets the schedule's id.
     pub fn schedule_id(mut self, id: impl Into<String>) -> Self {
@@ -80,6 +87,34 @@ impl TestTrigger {
         self
     }
 
+    /// The tag of a dispatch that is built: `source::{scheduleId}::handler`
+    /// (the schedule id defaulting to `test-schedule`).
+    pub(crate) fn default_tag(&self) -> String {
+        let schedule = self.schedule_id.as_deref().filter(|id| !id.is_empty()).unwrap_or("test-schedule");
+        format!("source::{schedule}::handler")
+    }
+
+    /// The whole `Dispatch`, for the tag set with `tag` (by default
+    /// `source::{scheduleId}::handler`).
+    pub fn build(mut self) -> pb::Dispatch {
+        let tag = self.envelope.tag().map_or_else(|| self.default_tag(), str::to_string);
+        let envelope = std::mem::take(&mut self.envelope);
+        let trigger = self.into_wire(Some(&tag));
+        envelope.into_dispatch(tag, String::new(), SystemTime::now(), Some(Source::Schedule(trigger)))
+    }
+
+    /// The trigger a wire trigger is, every field kept.
+    pub(crate) fn from_wire(trigger: pb::ScheduleTrigger) -> Self {
+        TestTrigger {
+            envelope: Envelope::default(),
+            schedule_id: Some(trigger.schedule_id),
+            message_id: trigger.message_id,
+            schedule: trigger.schedule,
+            input: trigger.input,
+            vendor: trigger.vendor,
+        }
+    }
+
     /// The wire trigger, for the handler bound to `tag` (whose schedule id is
     /// the default).
     pub fn into_wire(self, tag: Option<&str>) -> pb::ScheduleTrigger {
@@ -98,12 +133,19 @@ impl TestTrigger {
 impl From<Trigger> for TestTrigger {
     fn from(trigger: Trigger) -> Self {
         TestTrigger {
+            envelope: Envelope::default(),
             schedule_id: Some(trigger.schedule_id().to_string()),
             message_id: trigger.message_id().to_string(),
             schedule: trigger.schedule().to_string(),
             input: trigger.raw_input().clone(),
             vendor: trigger.vendor().clone(),
         }
+    }
+}
+
+impl From<TestTrigger> for pb::Dispatch {
+    fn from(trigger: TestTrigger) -> Self {
+        trigger.build()
     }
 }
 

@@ -1,11 +1,13 @@
 //! Building a WebSocket message event.
 
-use std::net::IpAddr;
+use std::fmt;
+use std::time::SystemTime;
 
 use bytes::Bytes;
-use celerity_proto::v1 as pb;
+use celerity_proto::v1::{self as pb, dispatch::Source};
 use serde::Serialize;
 
+use super::envelope::{Envelope, envelope_setters};
 use crate::websocket::Message;
 
 /// The connection a [`TestMessage`] comes from unless another is set.
@@ -32,10 +34,13 @@ pub const TEST_CONNECTION_ID: &str = "conn-1";
 /// assert_eq!(&wire.message[..], br#"{"text":"hi"}"#);
 /// ```
 #[derive(Debug, Clone)]
+#[must_use]
 pub struct TestMessage {
+    pub(super) envelope: Envelope,
+    route_key: Option<String>,
     route: Option<String>,
     connection_id: String,
-    source_ip: Option<IpAddr>,
+    source_ip: String,
     request_id: String,
     message_id: String,
     body: Bytes,
@@ -45,9 +50,11 @@ pub struct TestMessage {
 impl TestMessage {
     fn with_body(body: Bytes, is_binary: bool) -> Self {
         TestMessage {
+            envelope: Envelope::default(),
+            route_key: None,
             route: None,
             connection_id: TEST_CONNECTION_ID.to_string(),
-            source_ip: None,
+            source_ip: String::new(),
             request_id: String::new(),
             message_id: String::new(),
             body,
@@ -87,9 +94,30 @@ impl TestMessage {
         TestMessage::text("null").route("$disconnect")
     }
 
+    envelope_setters!();
+
+    /// This message with the text `text` (for JSON, the whole object).
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        (self.body, self.is_binary) = (Bytes::from(text.into()), false);
+        self
+    }
+
+    /// This message with the binary payload `payload` (framing removed).
+    pub fn with_binary(mut self, payload: impl Into<Bytes>) -> Self {
+        (self.body, self.is_binary) = (payload.into(), true);
+        self
+    }
+
     /// Sets the route.
     pub fn route(mut self, route: impl Into<String>) -> Self {
         self.route = Some(route.into());
+        self
+    }
+
+    /// Sets the route key of a built dispatch's tag, `{routeKey}::{route}`
+    /// (by default `event`; `action` for a route matched on an action).
+    pub fn route_key(mut self, key: impl Into<String>) -> Self {
+        self.route_key = Some(key.into());
         self
     }
 
@@ -111,10 +139,17 @@ impl TestMessage {
         self
     }
 
-    /// Sets the client's address.
-    pub fn source_ip(mut self, ip: IpAddr) -> Self {
-        self.source_ip = Some(ip);
+    /// Sets the client's address, as the runtime sends it (text).
+    pub fn source_ip(mut self, ip: impl fmt::Display) -> Self {
+        self.source_ip = ip.to_string();
         self
+    }
+
+    /// The tag of a dispatch that is built: `{routeKey}::{route}` (by
+    /// default `event::$default`).
+    pub(crate) fn default_tag(&self) -> String {
+        let route = self.route.as_deref().filter(|route| !route.is_empty()).unwrap_or("$default");
+        format!("{}::{route}", self.route_key.as_deref().unwrap_or("event"))
     }
 
     /// The wire message, for the handler bound to `tag` (whose route is the
@@ -127,11 +162,32 @@ impl TestMessage {
         pb::WebSocketMessage {
             route,
             connection_id: self.connection_id,
-            source_ip: self.source_ip.map(|ip| ip.to_string()).unwrap_or_default(),
+            source_ip: self.source_ip,
             request_id: self.request_id,
             message: self.body,
             is_binary: self.is_binary,
             message_id: self.message_id,
+        }
+    }
+
+    /// The whole `Dispatch`, for the tag set with `tag` (by default
+    /// `{routeKey}::{route}`).
+    pub fn build(mut self) -> pb::Dispatch {
+        let tag = self.envelope.tag().map_or_else(|| self.default_tag(), str::to_string);
+        let envelope = std::mem::take(&mut self.envelope);
+        let message = self.into_wire(Some(&tag));
+        envelope.into_dispatch(tag, String::new(), SystemTime::now(), Some(Source::Websocket(message)))
+    }
+
+    /// The message a wire message is, every field kept.
+    pub(crate) fn from_wire(message: pb::WebSocketMessage) -> Self {
+        TestMessage {
+            route: Some(message.route),
+            connection_id: message.connection_id,
+            source_ip: message.source_ip,
+            request_id: message.request_id,
+            message_id: message.message_id,
+            ..TestMessage::with_body(message.message, message.is_binary)
         }
     }
 }
@@ -142,12 +198,17 @@ impl From<Message> for TestMessage {
         TestMessage {
             route: Some(message.route().to_string()),
             connection_id: message.connection_id().to_string(),
-            source_ip: message.source_ip(),
+            source_ip: message.source_ip().map(|ip| ip.to_string()).unwrap_or_default(),
             request_id: message.request_id().to_string(),
             message_id: message.message_id().to_string(),
-            is_binary: message.is_binary(),
-            body: message.into_body(),
+            ..TestMessage::with_body(message.body().clone(), message.is_binary())
         }
+    }
+}
+
+impl From<TestMessage> for pb::Dispatch {
+    fn from(message: TestMessage) -> Self {
+        message.build()
     }
 }
 

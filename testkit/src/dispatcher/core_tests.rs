@@ -2,7 +2,8 @@
 
 use super::*;
 use celerity_proto::v1::{
-    Ack, CreditGrant, Draining, HandlerConfig, HandlerLimit, ProtocolVersion, Ready, WsOutbound, result::Outcome,
+    Ack, CreditGrant, Draining, HandlerConfig, HandlerLimit, ProtocolVersion, Ready, WsOutbound, WsSend,
+    result::Outcome,
 };
 
 const T0: i64 = 1_000_000;

@@ -37,6 +37,7 @@
 //! ```
 
 mod core;
+mod terms;
 pub mod ws;
 
 use std::collections::HashMap;

@@ -1,6 +1,12 @@
 //! The WebSocket side channel, runtime side: the Celerity Binary Message
 //! Format, pluggable delivery of `WsSend` batches, and the `WsSendAck` that
 //! answers each batch with per-message outcomes.
+//!
+//! The binary format is written here again, apart from the SDK's own
+//! (`celerity::websocket`'s frames), on purpose: this is the runtime's side,
+//! and the dev runtime and the tests read what a handler sends with it, so
+//! that a mistake in the SDK's encoding is caught against an independent
+//! reading of the format rather than agreed with.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -126,7 +126,7 @@ impl Service {
         let items: Vec<serde_json::Value> =
             items.iter().map(|(sku, quantity)| serde_json::json!({"sku": sku, "quantity": quantity})).collect();
         let body = serde_json::json!({"customer": customer, "items": items, "tags": tags});
-        let result = self.call(event::http("POST", "/orders").json(body.to_string())).await;
+        let result = self.call(event::http("POST", "/orders").json_text(body.to_string())).await;
         let response = http(&result);
         assert_eq!(response.status, 201, "{}", text(&response.body));
         json(&response.body)["id"].as_str().expect("an id").to_string()

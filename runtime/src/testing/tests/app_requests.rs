@@ -1,6 +1,7 @@
 //! What handlers ask of the application through its handle.
 
-use crate::testing::{AppRequest, TestApp, TestRequest};
+use crate::App;
+use crate::testing::{AppRequest, TestRequest};
 use crate::{Context, Error};
 
 #[tokio::test]
@@ -13,7 +14,7 @@ async fn requests_to_the_application_are_recorded() {
         app.shutdown();
         Ok(())
     }
-    let app = TestApp::empty().http("POST::/", saturated);
+    let app = App::new().without_compiled_handlers().http("POST::/", saturated).into_test();
     assert!(app.app_requests().is_empty());
     assert_eq!(app.call("POST::/", TestRequest::post("/")).await.expect_http().status(), 204);
     let expected = [AppRequest::Withhold, AppRequest::SetConcurrency(4), AppRequest::Resume, AppRequest::Shutdown];

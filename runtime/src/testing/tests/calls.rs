@@ -31,7 +31,7 @@ async fn echo(cx: Context, Json(order): Json<Order>) -> Json<serde_json::Value> 
 
 #[tokio::test]
 async fn a_handler_is_called_by_its_tag() {
-    let app = TestApp::empty().http("GET::/orders/{id}", get_order);
+    let app = App::new().without_compiled_handlers().http("GET::/orders/{id}", get_order).into_test();
     let response = app.call("GET::/orders/{id}", TestRequest::get("/orders/42?note=rush")).await.expect_http();
     assert_eq!(response.status(), 200);
     assert_eq!(response.header("content-type"), Some("application/json"));
@@ -46,7 +46,7 @@ async fn a_handler_is_called_by_its_tag() {
 
 #[tokio::test]
 async fn the_context_carries_the_tag_and_an_id_per_call() {
-    let app = TestApp::empty().http("POST::/orders", echo);
+    let app = App::new().without_compiled_handlers().http("POST::/orders", echo).into_test();
     let request = || TestRequest::post("/orders").json(&Order { id: 7, note: None });
     let first: serde_json::Value = app.call("POST::/orders", request()).await.expect_http().json();
     let second: serde_json::Value = app.call("POST::/orders", request()).await.expect_http().json();
@@ -59,14 +59,17 @@ async fn the_context_carries_the_tag_and_an_id_per_call() {
 
 #[tokio::test]
 async fn a_handler_bound_by_name_is_called_by_that_name() {
-    let app = TestApp::empty().register(Registration::http(HandlerKey::Name("getOrder".into()), get_order));
+    let app = App::new()
+        .without_compiled_handlers()
+        .register(Registration::http(HandlerKey::Name("getOrder".into()), get_order))
+        .into_test();
     let response = app.call("getOrder", TestRequest::get("/orders/5").route("/orders/{id}")).await.expect_http();
     assert_eq!(response.json::<Order>().id, 5);
 }
 
 #[tokio::test]
 async fn an_unknown_tag_is_answered_as_the_sdk_answers_it() {
-    let app = TestApp::empty().http("GET::/orders/{id}", get_order);
+    let app = App::new().without_compiled_handlers().http("GET::/orders/{id}", get_order).into_test();
     let error = app.call("GET::/nope", TestRequest::get("/nope")).await.expect_error();
     assert_eq!(error.error_type(), "UnknownHandlerTag");
     assert_eq!(error.message(), r#"no handler in this process serves tag "GET::/nope""#);
@@ -75,7 +78,11 @@ async fn an_unknown_tag_is_answered_as_the_sdk_answers_it() {
 #[test]
 #[should_panic(expected = "two handlers are registered for GET::/orders/{id}")]
 fn duplicate_tags_are_refused_as_the_app_refuses_them() {
-    let app = TestApp::empty().http("GET::/orders/{id}", get_order).http("GET::/orders/{id}", get_order);
+    let app = App::new()
+        .without_compiled_handlers()
+        .http("GET::/orders/{id}", get_order)
+        .http("GET::/orders/{id}", get_order)
+        .into_test();
     let _ = app.call("GET::/orders/{id}", TestRequest::get("/orders/1"));
 }
 
@@ -118,7 +125,7 @@ async fn a_plain_function_can_still_be_called_directly() {
 
 #[tokio::test]
 async fn a_dispatch_with_no_source_is_answered_with_wrong_source() {
-    let app = TestApp::empty().http("GET::/orders/{id}", get_order);
+    let app = App::new().without_compiled_handlers().http("GET::/orders/{id}", get_order).into_test();
     let event = Event::from_dispatch(Default::default());
     let error = app.call("GET::/orders/{id}", event).await.expect_error();
     assert_eq!(error.error_type(), "WrongEventSource");
@@ -136,7 +143,7 @@ async fn a_call_is_lazy_until_awaited() {
             seen.fetch_add(1, Ordering::SeqCst);
         }
     };
-    let app = TestApp::empty().http("GET::/", handler);
+    let app = App::new().without_compiled_handlers().http("GET::/", handler).into_test();
     let call = app.call("GET::/", TestRequest::get("/"));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(call.await.expect_http().status(), 204);
@@ -148,7 +155,7 @@ async fn a_tag_is_matched_as_the_runtime_sends_it() {
     async fn file(Path(path): Path<Vec<String>>) -> String {
         path.join("/")
     }
-    let app = TestApp::empty().http("GET::/files/{path+}", file);
+    let app = App::new().without_compiled_handlers().http("GET::/files/{path+}", file).into_test();
     for tag in ["GET::/files/{path+}", "GET::/files/{*path}"] {
         let outcome = app.call(tag, TestRequest::get("/files/a%2Fb/c")).await;
         assert_eq!(outcome.expect_http().text(), "a/b/c", "called as {tag}");
@@ -159,5 +166,10 @@ async fn a_tag_is_matched_as_the_runtime_sends_it() {
 #[should_panic(expected = "has the tag \"get::orders\": the HTTP method in a tag is upper case")]
 async fn a_malformed_tag_stops_the_call_as_it_stops_the_application() {
     async fn orders() {}
-    let _ = TestApp::empty().http("get::orders", orders).call("get::orders", TestRequest::get("/orders")).await;
+    let _ = App::new()
+        .without_compiled_handlers()
+        .http("get::orders", orders)
+        .into_test()
+        .call("get::orders", TestRequest::get("/orders"))
+        .await;
 }

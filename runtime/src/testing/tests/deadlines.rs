@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+use crate::App;
 use crate::consumer::RawRecord;
 use crate::testing::{TestApp, TestBatch, TestRequest};
 use crate::{CancelReason, Context, Error};
@@ -34,10 +35,12 @@ async fn slow(cx: Context) -> String {
 }
 
 fn app() -> TestApp {
-    TestApp::empty()
+    App::new()
+        .without_compiled_handlers()
         .http("GET::/polite", polite)
         .http("GET::/stubborn", stubborn)
         .http("GET::/slow", slow)
+        .into_test()
         .cancel_grace(GRACE)
 }
 
@@ -78,7 +81,7 @@ async fn the_context_has_the_deadline() {
         let left = deadline.duration_since(SystemTime::now()).unwrap_or_default();
         format!("{}", left <= Duration::from_secs(30) && left >= Duration::from_secs(29))
     }
-    let app = TestApp::empty().http("GET::/", remaining);
+    let app = App::new().without_compiled_handlers().http("GET::/", remaining).into_test();
     let outcome = app.call("GET::/", TestRequest::get("/")).deadline_in(Duration::from_secs(30)).await;
     assert_eq!(outcome.expect_http().text(), "true");
 }
@@ -94,7 +97,7 @@ async fn a_deadline_already_passed() {
             format!("{:?}", cx.cancel_reason())
         }
     };
-    let app = TestApp::empty().http("GET::/", handler).cancel_grace(GRACE);
+    let app = App::new().without_compiled_handlers().http("GET::/", handler).into_test().cancel_grace(GRACE);
 
     // Within a grace of the deadline: the handler starts already cancelled.
     let past = SystemTime::now() - Duration::from_millis(10);
@@ -173,7 +176,7 @@ async fn dropping_a_started_call_stops_it() {
             seen.store(true, Ordering::SeqCst);
         }
     };
-    let app = TestApp::empty().http("GET::/", handler);
+    let app = App::new().without_compiled_handlers().http("GET::/", handler).into_test();
     let call = app.call("GET::/", TestRequest::get("/")).start();
     tokio::task::yield_now().await;
     drop(call);
@@ -187,7 +190,11 @@ async fn a_consumer_past_its_deadline_names_the_records_not_run() {
         tokio::time::sleep(Duration::from_millis(40)).await;
         if record.message_id() == "m-1" { Ok(()) } else { Err(Error::msg("failed")) }
     }
-    let app = TestApp::empty().consumer("source::q::p", process).cancel_grace(Duration::from_secs(1));
+    let app = App::new()
+        .without_compiled_handlers()
+        .consumer("source::q::p", process)
+        .into_test()
+        .cancel_grace(Duration::from_secs(1));
     let batch = TestBatch::new().record("m-1", "{}").record("m-2", "{}").record("m-3", "{}");
     let result = app.call("source::q::p", batch).deadline_in(Duration::from_millis(60)).await.expect_batch();
     // m-1 succeeded, m-2 was running at the deadline and failed on its own,

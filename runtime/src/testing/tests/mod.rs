@@ -5,6 +5,7 @@ mod calls;
 mod deadlines;
 mod outcomes;
 mod panics;
+mod served;
 mod sources;
 mod state;
 mod ws;

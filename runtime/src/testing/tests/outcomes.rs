@@ -7,7 +7,8 @@ use bytes::Bytes;
 use celerity_proto::v1::{self as pb, result::Outcome as WireOutcome};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use crate::testing::{Outcome, TestApp, TestRequest};
+use crate::App;
+use crate::testing::{Outcome, TestRequest};
 
 fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
     let panic = std::panic::catch_unwind(f).unwrap_err();
@@ -30,7 +31,7 @@ async fn an_http_outcome_keeps_every_header_value_and_the_wire() {
         headers.append("set-cookie", HeaderValue::from_static("b=2"));
         (StatusCode::CREATED, headers, "made")
     }
-    let app = TestApp::empty().http("POST::/cookies", cookies);
+    let app = App::new().without_compiled_handlers().http("POST::/cookies", cookies).into_test();
     let outcome = app.call("POST::/cookies", TestRequest::post("/cookies")).await;
     let wire = outcome.clone().into_wire();
     let response = outcome.expect_http();

@@ -1,10 +1,11 @@
 //! Panics are answered as the driver answers them: a fixed text by default,
 //! the message (and stack) with `TestApp::expose_panics`.
 
+use crate::App;
 use crate::consumer::RawRecord;
 use crate::custom::{Custom, Invocation};
 use crate::pipeline::FromEvent;
-use crate::testing::{TestApp, TestBatch, TestRequest, TestTrigger};
+use crate::testing::{TestBatch, TestRequest, TestTrigger};
 use crate::{Context, Error};
 
 async fn later() -> &'static str {
@@ -14,19 +15,19 @@ async fn later() -> &'static str {
 
 #[tokio::test]
 async fn a_panic_after_an_await_is_a_handler_error_of_type_panic_with_a_fixed_text() {
-    let app = TestApp::empty().http("GET::/", later);
+    let app = App::new().without_compiled_handlers().http("GET::/", later).into_test();
     let error = app.call("GET::/", TestRequest::get("/")).await.expect_error();
     assert_eq!((error.error_type(), error.message(), error.stack()), ("panic", "the handler panicked", ""));
 }
 
 #[tokio::test]
 async fn with_the_opt_in_the_message_and_stack_are_in_the_answer() {
-    let app = TestApp::empty().http("GET::/", later).expose_panics(true);
+    let app = App::new().without_compiled_handlers().http("GET::/", later).into_test().expose_panics(true);
     let error = app.call("GET::/", TestRequest::get("/")).await.expect_error();
     assert_eq!((error.error_type(), error.message()), ("panic", "later 7"));
     assert!(!error.stack().is_empty(), "the stack goes with the opt-in");
     // The choice is the app's: another one still hides it.
-    let other = TestApp::empty().http("GET::/", later);
+    let other = App::new().without_compiled_handlers().http("GET::/", later).into_test();
     assert_eq!(other.call("GET::/", TestRequest::get("/")).await.expect_error().message(), "the handler panicked");
 }
 
@@ -36,7 +37,8 @@ async fn a_panic_with_a_payload_that_is_not_text() {
         std::panic::panic_any(42u8)
     }
     for expose in [false, true] {
-        let app = TestApp::empty().schedule("source::s::h", odd).expose_panics(expose);
+        let app =
+            App::new().without_compiled_handlers().schedule("source::s::h", odd).into_test().expose_panics(expose);
         let error = app.call("source::s::h", TestTrigger::new()).await.expect_error();
         assert_eq!(error.message(), "the handler panicked");
     }
@@ -54,7 +56,7 @@ impl FromEvent<Custom> for Explodes {
 #[tokio::test]
 async fn a_panic_while_building_the_future_is_answered_too() {
     async fn never(_explodes: Explodes) {}
-    let app = TestApp::empty().custom("custom::t", never);
+    let app = App::new().without_compiled_handlers().custom("custom::t", never).into_test();
     let error = app.call("custom::t", crate::testing::TestInvocation::empty()).await.expect_error();
     assert_eq!((error.error_type(), error.message()), ("panic", "the handler panicked"));
     let error = app.expose_panics(true).call("custom::t", crate::testing::TestInvocation::empty()).await.expect_error();
@@ -75,7 +77,7 @@ fn batch() -> TestBatch {
 
 #[tokio::test]
 async fn a_panicking_record_fails_alone() {
-    let app = TestApp::empty().consumer("source::q::p", process);
+    let app = App::new().without_compiled_handlers().consumer("source::q::p", process).into_test();
     let result = app.call("source::q::p", batch()).await.expect_batch();
     assert_eq!(result.failed_ids(), ["m-2"]);
     assert_eq!(result.failure("m-2"), Some("panicked"));
@@ -85,7 +87,7 @@ async fn a_panicking_record_fails_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_record_run_on_a_task_of_its_own_is_answered_the_same() {
-    let app = TestApp::empty().consumer_concurrent("source::q::p", 3, process);
+    let app = App::new().without_compiled_handlers().consumer_concurrent("source::q::p", 3, process).into_test();
     let result = app.call("source::q::p", batch()).await.expect_batch();
     assert_eq!((result.failed_ids(), result.failure("m-2")), (vec!["m-2"], Some("panicked")));
     let result = app.expose_panics(true).call("source::q::p", batch()).await.expect_batch();

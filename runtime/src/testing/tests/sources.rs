@@ -3,11 +3,12 @@
 use bytes::Bytes;
 use serde::Deserialize;
 
+use crate::App;
 use crate::consumer::{Batch, BatchOutcome, RawRecord, Record};
 use crate::custom::{CustomError, Invocation};
 use crate::schedule::Trigger;
 use crate::testing::{
-    TestApp, TestBatch, TestInvocation, TestMessage, TestTrigger, call_consumer, call_consumer_batch, call_custom,
+    TestBatch, TestInvocation, TestMessage, TestTrigger, call_consumer, call_consumer_batch, call_custom,
     call_schedule, call_websocket,
 };
 use crate::websocket::Message;
@@ -35,7 +36,8 @@ fn three_orders() -> TestBatch {
 
 #[tokio::test]
 async fn a_consumer_names_the_records_that_failed() {
-    let app = TestApp::empty().consumer("source::orders-queue::processOrders", process);
+    let app =
+        App::new().without_compiled_handlers().consumer("source::orders-queue::processOrders", process).into_test();
     let result = app.call("source::orders-queue::processOrders", three_orders()).await.expect_batch();
     assert!(!result.is_success() && !result.is_whole_batch_failure());
     assert_eq!(result.failed_ids(), ["m-1", "m-3"]);
@@ -48,7 +50,10 @@ async fn a_consumer_names_the_records_that_failed() {
 
 #[tokio::test]
 async fn a_concurrent_consumer_names_the_same_records() {
-    let app = TestApp::empty().consumer_concurrent("source::orders-queue::processOrders", 4, process);
+    let app = App::new()
+        .without_compiled_handlers()
+        .consumer_concurrent("source::orders-queue::processOrders", 4, process)
+        .into_test();
     let result = app.call("source::orders-queue::processOrders", three_orders()).await.expect_batch();
     let mut ids = result.failed_ids();
     ids.sort();
@@ -68,7 +73,8 @@ async fn a_batch_consumer_and_its_source_from_the_tag() {
         }
         outcome
     }
-    let app = TestApp::empty().consumer_batch("source::orders-queue::processOrders", whole);
+    let app =
+        App::new().without_compiled_handlers().consumer_batch("source::orders-queue::processOrders", whole).into_test();
     let result = app.call("source::orders-queue::processOrders", three_orders()).await.expect_batch();
     assert_eq!(result.failed_ids(), ["m-2"]);
 
@@ -95,7 +101,7 @@ async fn a_websocket_message_is_acknowledged() {
         let chat: serde_json::Value = message.json()?;
         if chat["text"] == "" { Err(Error::msg("empty message")) } else { Ok(()) }
     }
-    let app = TestApp::empty().websocket("action::sendMessage", on_message);
+    let app = App::new().without_compiled_handlers().websocket("action::sendMessage", on_message).into_test();
     let message = || TestMessage::json(&serde_json::json!({ "text": "hi" })).connection_id("c-9");
     let ack = app.call("action::sendMessage", message()).await.expect_ack();
     assert!(ack.is_success() && ack.error_message().is_none());
@@ -129,7 +135,7 @@ async fn a_schedule_trigger_is_acknowledged() {
             None => Err(Error::msg("no input")),
         }
     }
-    let app = TestApp::empty().schedule("source::nightly::cleanup", cleanup);
+    let app = App::new().without_compiled_handlers().schedule("source::nightly::cleanup", cleanup).into_test();
     let trigger = TestTrigger::new().schedule("rate(1 day)").json_input(&serde_json::json!({ "older_than_days": 7 }));
     assert!(app.call("source::nightly::cleanup", trigger).await.expect_ack().is_success());
     let ack = app.call("source::nightly::cleanup", TestTrigger::new()).await.expect_ack();
@@ -151,7 +157,7 @@ async fn a_custom_invocation_answers_with_its_output_or_error() {
         }
         Ok(Json(serde_json::json!({ "width": input.width, "by": invocation.handler_name(), "tag": cx.tag() })))
     }
-    let app = TestApp::empty().custom("custom::resizeImage", resize);
+    let app = App::new().without_compiled_handlers().custom("custom::resizeImage", resize).into_test();
     let result = app.call("custom::resizeImage", TestInvocation::json(&serde_json::json!({"width": 10}))).await;
     let result = result.expect_custom();
     assert!(!result.is_error());
@@ -170,7 +176,8 @@ async fn a_custom_invocation_answers_with_its_output_or_error() {
 
 #[tokio::test]
 async fn a_handler_sent_another_kind_of_event_answers_wrong_source() {
-    let app = TestApp::empty().consumer("source::orders-queue::processOrders", process);
+    let app =
+        App::new().without_compiled_handlers().consumer("source::orders-queue::processOrders", process).into_test();
     let error = app.call("source::orders-queue::processOrders", TestTrigger::new()).await.expect_error();
     assert_eq!(error.error_type(), "WrongEventSource");
 }

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::App;
 use crate::consumer::RawRecord;
 use crate::testing::{TestApp, TestBatch, TestRequest};
 use crate::{Error, State};
@@ -16,7 +17,11 @@ async fn count(counter: State<Counter>) -> String {
 
 #[tokio::test]
 async fn state_is_shared_by_every_call() {
-    let app = TestApp::empty().http("POST::/count", count).state(Counter { n: AtomicU32::new(0) });
+    let app = App::new()
+        .without_compiled_handlers()
+        .http("POST::/count", count)
+        .state(Counter { n: AtomicU32::new(0) })
+        .into_test();
     for expected in ["1", "2", "3"] {
         assert_eq!(app.call("POST::/count", TestRequest::post("/count")).await.expect_http().text(), expected);
     }
@@ -24,7 +29,11 @@ async fn state_is_shared_by_every_call() {
 
 #[tokio::test]
 async fn state_given_to_one_call_replaces_the_app_s_for_that_call() {
-    let app = TestApp::empty().http("POST::/count", count).state(Counter { n: AtomicU32::new(0) });
+    let app = App::new()
+        .without_compiled_handlers()
+        .http("POST::/count", count)
+        .state(Counter { n: AtomicU32::new(0) })
+        .into_test();
     let call = app.call("POST::/count", TestRequest::post("/count")).state(Counter { n: AtomicU32::new(41) });
     assert_eq!(call.await.expect_http().text(), "42");
     assert_eq!(app.call("POST::/count", TestRequest::post("/count")).await.expect_http().text(), "1");
@@ -35,7 +44,7 @@ async fn state_given_to_one_call_replaces_the_app_s_for_that_call() {
     expected = "takes State<celerity::testing::tests::state::Counter>, which the application never provided"
 )]
 async fn missing_state_stops_the_call_as_it_stops_the_application() {
-    let app = TestApp::empty().http("POST::/count", count);
+    let app = App::new().without_compiled_handlers().http("POST::/count", count).into_test();
     let _ = app.call("POST::/count", TestRequest::post("/count")).await;
 }
 
@@ -44,10 +53,10 @@ async fn state_given_to_the_call_alone_is_enough() {
     async fn record(_record: RawRecord, _limit: State<u32>) -> Result<(), Error> {
         Ok(())
     }
-    let app = TestApp::empty().consumer("source::q::p", record);
+    let app = App::new().without_compiled_handlers().consumer("source::q::p", record).into_test();
     let result = app.call("source::q::p", TestBatch::new().record("m-1", "{}")).state(5u32).await.expect_batch();
     assert!(result.is_success());
-    let app = app.state(5u32);
+    let app = App::new().without_compiled_handlers().consumer("source::q::p", record).state(5u32).into_test();
     assert!(app.call("source::q::p", TestBatch::new().record("m-1", "{}")).await.expect_batch().is_success());
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use celerity_proto::v1 as pb;
 
+use crate::App;
 use crate::testing::{TestApp, TestMessage, TestRequest, WsAnswer, WsRecorder};
 use crate::websocket::Message;
 use crate::websocket::outbound::{Outbound, SendError, SendReport};
@@ -35,7 +36,7 @@ async fn broadcast(cx: Context) -> String {
 }
 
 fn app() -> TestApp {
-    TestApp::empty().http("POST::/broadcast", broadcast)
+    App::new().without_compiled_handlers().http("POST::/broadcast", broadcast).into_test()
 }
 
 async fn call(app: &TestApp) -> String {
@@ -162,7 +163,7 @@ async fn a_websocket_handler_answering_on_its_connection() {
         send_batch(&cx, vec![Outbound::text(message.connection_id(), text)]).await?;
         Ok(())
     }
-    let app = TestApp::empty().websocket("event::$default", echo);
+    let app = App::new().without_compiled_handlers().websocket("event::$default", echo).into_test();
     app.ws().answer_next(WsAnswer::fail(0, "gone"));
     let ack = app.call("event::$default", TestMessage::text("hi")).await.expect_ack();
     assert!(ack.error_message().unwrap().contains("gone"), "{ack}");

@@ -1,0 +1,116 @@
+//! A benchmark case, what each of its events is, and what one run of it
+//! measured.
+
+use crate::CAPPED_TAGS;
+
+/// What each event of a case is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// An HTTP request with a body of `body` bytes, echoed back; on one tag,
+    /// or spread round-robin over the eight capped tags.
+    Http {
+        /// Body size in bytes.
+        body: usize,
+        /// 1 or 8.
+        tags: usize,
+    },
+    /// A consumer batch of [`BATCH_RECORDS`](crate::BATCH_RECORDS) records, one in ten failing;
+    /// the answer must name exactly those.
+    Consumer,
+    /// An HTTP request whose handler sends `batch` WebSocket messages in one
+    /// `WsSend`, waits for the acknowledgement (sent at once by the
+    /// harness), and answers.
+    WsSend {
+        /// Messages per `WsSend`.
+        batch: usize,
+    },
+}
+
+/// One line of the matrix.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Its name, matched by `--filter`.
+    pub name: String,
+    /// What each event is.
+    pub shape: Shape,
+    /// The credit window, declared by the handler as its initial credit.
+    pub credit: u32,
+    /// Events run before measuring.
+    pub warmup: u64,
+    /// Events measured.
+    pub events: u64,
+    /// The memory-growth case: run once per handler, after every round,
+    /// comparing RSS after the warm-up with RSS at the end.
+    pub memory: bool,
+}
+
+impl Case {
+    /// The per-tag cap the handlers declare for the capped tags.
+    pub fn tag_cap(&self) -> u32 {
+        (self.credit / CAPPED_TAGS.len() as u32).max(1)
+    }
+}
+
+/// What one run of one case against one handler measured.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    /// Events dispatched, warm-up included.
+    pub dispatched: u64,
+    /// Results read for them.
+    pub answered: u64,
+    /// Answers that were wrong, frames that broke the protocol, and failures
+    /// of the run itself.
+    pub errors: u64,
+    /// The first few of them.
+    pub first_errors: Vec<String>,
+    /// `WsSend`s acknowledged.
+    pub ws_sends: u64,
+    /// Measured events per second.
+    pub events_per_sec: f64,
+    /// Latency percentiles of the measured events, in microseconds.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// CPU time (user + system) of the handler process per measured event.
+    pub cpu_us_per_event: f64,
+    /// CPU time of the load generator per measured event.
+    pub gen_cpu_us_per_event: f64,
+    /// Peak RSS of the handler process (`VmHWM`) at the end of the measured
+    /// phase.
+    pub peak_rss_kib: u64,
+    /// RSS after the warm-up.
+    pub rss_after_warmup_kib: u64,
+    /// RSS at the end of the measured phase.
+    pub rss_end_kib: u64,
+    /// Heap allocations (`alloc`, `alloc_zeroed`, `realloc`) of the handler
+    /// process per measured event, from its counting global allocator; NaN
+    /// when the process did not count.
+    pub allocs_per_event: f64,
+    /// Bytes those allocations asked for, per measured event; NaN when not
+    /// counted.
+    pub alloc_bytes_per_event: f64,
+    /// Voluntary context switches of the handler process (all its threads)
+    /// per measured event; NaN when `/proc` could not be read.
+    pub voluntary_cs_per_event: f64,
+    /// Involuntary context switches, likewise.
+    pub involuntary_cs_per_event: f64,
+    /// The process exited by itself, successfully, after the drain.
+    pub exit_ok: bool,
+}
+
+impl Sample {
+    pub(crate) fn error(&mut self, error: impl Into<String>) {
+        self.errors += 1;
+        if self.first_errors.len() < 5 {
+            self.first_errors.push(error.into());
+        }
+    }
+
+    /// Whether every event was answered correctly and the process ended
+    /// cleanly.
+    pub fn is_clean(&self) -> bool {
+        self.errors == 0 && self.answered == self.dispatched && self.exit_ok
+    }
+}
