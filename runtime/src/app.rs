@@ -542,17 +542,22 @@ impl App {
             );
         }
         // Resources and typed configuration are checked before the runtime
-        // is reached (on Lambda, in the function's init), so that a missing
-        // one is said once, at the start.
+        // is reached, so that a missing one is said once, at the start: here
+        // for every handler, on Lambda in the function's init for those the
+        // function serves.
         let configuration = self.configuration().map_err(|error| Error::typed("ConfigError", error))?;
-        crate::config::startup::prepare(&configuration, &registrations).await?;
         tracing::debug!("configuration: {}", configuration.describe());
+        let on_lambda = crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda;
+        if !on_lambda {
+            crate::config::startup::prepare(&configuration, &registrations).await?;
+        }
         let registrations: Vec<Registration> =
             registrations.iter().map(|registration| self.served(registration, settings.max_message_bytes)).collect();
         let mut state = self.state;
-        state.insert(Arc::new(configuration));
-        if crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda {
-            return crate::lambda::serve(registrations, Arc::new(state), settings, self.commands, self.command_rx)
+        state.insert(Arc::new(configuration.clone()));
+        if on_lambda {
+            let state = Arc::new(state);
+            return crate::lambda::serve(registrations, state, &configuration, settings, self.commands, self.command_rx)
                 .await;
         }
         let handle = AppHandle::new(self.commands);

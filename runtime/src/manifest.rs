@@ -11,6 +11,7 @@
 //!     {
 //!       "tag": "GET::/orders/{id}",
 //!       "kind": "http",
+//!       "handlerId": "orders::get_order",
 //!       "function": "orders::get_order",
 //!       "file": "src/orders.rs",
 //!       "line": 12,
@@ -20,6 +21,7 @@
 //!     {
 //!       "name": "processOrders",
 //!       "kind": "consumer",
+//!       "handlerId": "orders::process",
 //!       "function": "orders::process",
 //!       "file": "src/orders.rs",
 //!       "line": 30,
@@ -31,7 +33,9 @@
 //! ```
 //!
 //! A handler bound by tag has `"tag"`, one bound by blueprint handler name has
-//! `"name"`. Handlers are sorted: by tag, then by name, then by function and
+//! `"name"`. `"handlerId"` is what a blueprint handler's `spec.handler` is set
+//! to for a deployment to name this handler (its function's path; on AWS
+//! Lambda the deployment passes it as `CELERITY_HANDLER_ID`). Handlers are sorted: by tag, then by name, then by function and
 //! source location, so the output is the same from build to build.
 
 use std::ffi::{OsStr, OsString};
@@ -120,6 +124,8 @@ struct Entry<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'a str>,
     kind: &'static str,
+    /// What a blueprint's `spec.handler` names it by.
+    handler_id: &'static str,
     function: &'static str,
     file: &'static str,
     line: u32,
@@ -138,6 +144,7 @@ impl<'a> Entry<'a> {
             tag,
             name,
             kind: registration.kind.as_str(),
+            handler_id: registration.origin.function,
             function: registration.origin.function,
             file: registration.origin.file,
             line: registration.origin.line,
@@ -175,9 +182,9 @@ mod tests {
         assert_eq!(
             manifest["handlers"],
             json!([
-                {"tag": "GET::/orders", "kind": "http", "function": "app::list", "file": "src/main.rs", "line": 10, "maxConcurrent": null, "guards": []},
-                {"tag": "POST::/orders", "kind": "http", "function": "app::create", "file": "src/main.rs", "line": 20, "maxConcurrent": null, "guards": ["jwt", "admin"]},
-                {"name": "getOrder", "kind": "http", "function": "app::get_order", "file": "src/main.rs", "line": 30, "maxConcurrent": 4, "guards": []},
+                {"tag": "GET::/orders", "kind": "http", "handlerId": "app::list", "function": "app::list", "file": "src/main.rs", "line": 10, "maxConcurrent": null, "guards": []},
+                {"tag": "POST::/orders", "kind": "http", "handlerId": "app::create", "function": "app::create", "file": "src/main.rs", "line": 20, "maxConcurrent": null, "guards": ["jwt", "admin"]},
+                {"name": "getOrder", "kind": "http", "handlerId": "app::get_order", "function": "app::get_order", "file": "src/main.rs", "line": 30, "maxConcurrent": 4, "guards": []},
             ])
         );
     }
@@ -198,7 +205,7 @@ mod tests {
         let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
         let top = ["sdk", "sdkVersion", "protocolVersion", "handlers"].map(at);
         assert!(top.is_sorted(), "{text}");
-        let entry = ["tag", "kind", "function", "file", "line", "maxConcurrent"].map(at);
+        let entry = ["tag", "kind", "handlerId", "function", "file", "line", "maxConcurrent"].map(at);
         assert!(entry.is_sorted(), "{text}");
         assert!(!text.contains("\"name\""), "{text}");
     }

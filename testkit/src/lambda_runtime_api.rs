@@ -1,13 +1,28 @@
 //! A local AWS Lambda Runtime API, for end-to-end tests of a handler binary
 //! running as a Lambda function would, without AWS.
 //!
-//! It serves, over HTTP on loopback, what a function's run loop calls:
-//! `GET /2018-06-01/runtime/invocation/next` (held until an invocation is
-//! queued), `POST .../invocation/{id}/response`, `POST .../invocation/{id}/error`
-//! and `POST /2018-06-01/runtime/init/error`. A test queues invocations with
-//! [`LambdaRuntimeApi::invoke`] and gets back what the function answered;
-//! an invocation answered twice, or one never handed out, is a
-//! [violation](LambdaRuntimeApi::violations).
+//! It serves, over HTTP on loopback, what a function's run loop calls, as
+//! AWS publishes the API (version 2018-06-01, its OpenAPI document and the
+//! Runtime Interface Emulator):
+//!
+//! | call | answer |
+//! | --- | --- |
+//! | `GET /2018-06-01/runtime/invocation/next` | held until an invocation is queued; `200`, the payload as the body (`Content-Type: application/json`), and the headers `Lambda-Runtime-Aws-Request-Id`, `Lambda-Runtime-Deadline-Ms`, `Lambda-Runtime-Invoked-Function-Arn` and, when given, `Lambda-Runtime-Trace-Id` |
+//! | `POST .../invocation/{id}/response` | `202 {"status":"OK"}`; over 6 MiB (6,291,456 bytes), `413` `RequestEntityTooLarge`, and the invocation fails with `Function.ResponseSizeTooLarge` |
+//! | `POST .../invocation/{id}/error` | `202 {"status":"OK"}` |
+//! | either, for an id not in flight (never handed out, or answered) | `400 {"errorMessage":"Invalid request ID","errorType":"InvalidRequestID"}` |
+//! | `POST /2018-06-01/runtime/init/error` | `202`; after an invocation was handed out, `403` `InvalidStateTransition` |
+//! | another method on those paths | `405`; another path, `404` |
+//!
+//! A test queues invocations with [`LambdaRuntimeApi::invoke`] and gets back
+//! what the function answered. What a function must not do is a
+//! [violation](LambdaRuntimeApi::violations): answer an invocation twice or
+//! one never handed out, or post an error whose body is not
+//! `{"errorType", "errorMessage"}` JSON, whose
+//! `Lambda-Runtime-Function-Error-Type` is missing or differs from the
+//! body's `errorType`, or whose type is not of the form Lambda classifies
+//! (`Runtime.{Name}` or `Function.{Name}`, the name ASCII letters; any other
+//! Lambda reports as `Runtime.Unknown`).
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -29,6 +44,12 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 /// The API's path prefix.
 const PREFIX: &str = "/2018-06-01/runtime";
+
+/// The largest response Lambda takes for a synchronous invocation.
+pub const MAX_RESPONSE_BYTES: usize = 6 * 1024 * 1024;
+
+/// The function ARN handed out with every invocation.
+pub const FUNCTION_ARN: &str = "arn:aws:lambda:eu-west-1:123456789012:function:celerity-test";
 
 /// One invocation to queue: its payload, and what Lambda says beside it.
 #[derive(Debug, Clone)]
@@ -93,6 +114,8 @@ pub struct LambdaError {
     pub error_message: String,
     /// The `Lambda-Runtime-Function-Error-Type` header, if sent.
     pub header_type: Option<String>,
+    /// The `Content-Type` of the post, if sent.
+    pub content_type: Option<String>,
     /// The body as posted.
     pub body: Bytes,
 }
@@ -145,6 +168,7 @@ struct Shared {
     init_failed: Notify,
     polls: AtomicU64,
     polled: Notify,
+    handed_out: AtomicU64,
 }
 
 impl Shared {
@@ -156,13 +180,13 @@ impl Shared {
 /// A local Lambda Runtime API on 127.0.0.1. Dropping it stops serving.
 ///
 /// ```no_run
-/// use celerity_testkit::{HandlerProcess, LambdaInvocation, LambdaRuntimeApi};
+/// use celerity_testkit::{DeployedFunction, HandlerProcess, LambdaInvocation, LambdaRuntimeApi};
 ///
 /// # async fn example() -> std::io::Result<()> {
 /// let api = LambdaRuntimeApi::start().await?;
 /// let mut function = HandlerProcess::command("target/debug/orders")
 ///     .envs(api.env())
-///     .env("CELERITY_HANDLER_TAG", "custom::quoteOrder")
+///     .envs(DeployedFunction::new("quoteOrder", "custom").env())
 ///     .spawn()?;
 /// let answer = api.invoke(LambdaInvocation::new(r#"{"items": []}"#)).await.expect("an answer");
 /// println!("{:?}", answer.error());
@@ -290,28 +314,56 @@ type Queue = tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>;
 async fn route(shared: &Shared, queued: &Queue, request: Request<Incoming>) -> Response<Full<Bytes>> {
     let path = request.uri().path().to_string();
     let Some(rest) = path.strip_prefix(PREFIX) else { return status(StatusCode::NOT_FOUND, "unknown path") };
-    match (request.method().clone(), rest) {
+    let method = request.method().clone();
+    let answer = rest.strip_prefix("/invocation/").and_then(|rest| rest.rsplit_once('/'));
+    let answer =
+        answer.filter(|(id, what)| !id.is_empty() && !id.contains('/') && matches!(*what, "response" | "error"));
+    let known = rest == "/invocation/next" || rest == "/init/error" || answer.is_some();
+    match (method, rest) {
         (Method::GET, "/invocation/next") => next(shared, queued).await,
         (Method::POST, "/init/error") => {
-            let error = lambda_error(request).await;
+            let error = lambda_error(shared, "/init/error", request).await;
+            if shared.handed_out.load(Ordering::SeqCst) > 0 {
+                return error_status(
+                    StatusCode::FORBIDDEN,
+                    "InvalidStateTransition",
+                    "State transition from Invoke to InitError failed",
+                );
+            }
             *shared.init_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(error);
             shared.init_failed.notify_waiters();
             status(StatusCode::ACCEPTED, r#"{"status":"OK"}"#)
         }
-        (Method::POST, rest) => {
-            let Some(rest) = rest.strip_prefix("/invocation/") else {
-                return status(StatusCode::NOT_FOUND, "unknown path");
-            };
-            let Some((id, what)) = rest.rsplit_once('/') else { return status(StatusCode::NOT_FOUND, "unknown path") };
-            let answer = match what {
-                "response" => LambdaAnswer::Response(
-                    request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default(),
-                ),
-                "error" => LambdaAnswer::Error(lambda_error(request).await),
-                _ => return status(StatusCode::NOT_FOUND, "unknown path"),
+        (Method::POST, _) if answer.is_some() => {
+            let Some((id, what)) = answer else { return status(StatusCode::NOT_FOUND, "unknown path") };
+            let answer = if what == "response" {
+                let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                if body.len() > MAX_RESPONSE_BYTES {
+                    let error = LambdaError {
+                        error_type: "Function.ResponseSizeTooLarge".to_string(),
+                        error_message: format!(
+                            "Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes)."
+                        ),
+                        header_type: None,
+                        content_type: None,
+                        body: Bytes::new(),
+                    };
+                    if answer_invocation(shared, id, LambdaAnswer::Error(error)).status() != StatusCode::ACCEPTED {
+                        return invalid_request_id();
+                    }
+                    return error_status(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "RequestEntityTooLarge",
+                        &format!("Exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes)."),
+                    );
+                }
+                LambdaAnswer::Response(body)
+            } else {
+                LambdaAnswer::Error(lambda_error(shared, &path, request).await)
             };
             answer_invocation(shared, id, answer)
         }
+        _ if known => status(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         _ => status(StatusCode::NOT_FOUND, "unknown path"),
     }
 }
@@ -323,6 +375,7 @@ async fn next(shared: &Shared, queued: &Queue) -> Response<Full<Bytes>> {
     let Some(Queued { request_id, invocation }) = queued.lock().await.recv().await else {
         return status(StatusCode::GONE, "shutting down");
     };
+    shared.handed_out.fetch_add(1, Ordering::SeqCst);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let deadline = (now + invocation.deadline_in).as_millis();
     let mut response = Response::builder()
@@ -330,7 +383,7 @@ async fn next(shared: &Shared, queued: &Queue) -> Response<Full<Bytes>> {
         .header("content-type", "application/json")
         .header("lambda-runtime-aws-request-id", &request_id)
         .header("lambda-runtime-deadline-ms", deadline.to_string())
-        .header("lambda-runtime-invoked-function-arn", "arn:aws:lambda:eu-west-1:123456789012:function:celerity-test");
+        .header("lambda-runtime-invoked-function-arn", FUNCTION_ARN);
     if let Some(trace) = &invocation.trace_id {
         response = response.header("lambda-runtime-trace-id", trace);
     }
@@ -348,24 +401,76 @@ fn answer_invocation(shared: &Shared, id: &str, answer: LambdaAnswer) -> Respons
         None => {
             let what = if first { "an invocation never handed out" } else { "an invocation a second time" };
             shared.violation(format!("the function answered {what}: {id}"));
-            status(StatusCode::BAD_REQUEST, r#"{"errorType":"InvalidStateTransition"}"#)
+            invalid_request_id()
         }
     }
 }
 
-async fn lambda_error(request: Request<Incoming>) -> LambdaError {
-    let header_type = request
-        .headers()
-        .get("lambda-runtime-function-error-type")
-        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+/// The error a function posted, checked against the shape Lambda takes.
+async fn lambda_error(shared: &Shared, path: &str, request: Request<Incoming>) -> LambdaError {
+    let header =
+        |name: &str| request.headers().get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    let header_type = header("lambda-runtime-function-error-type");
+    let content_type = header("content-type");
     let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let field = |name: &str| json.get(name).and_then(|value| value.as_str()).unwrap_or_default().to_string();
-    LambdaError { error_type: field("errorType"), error_message: field("errorMessage"), header_type, body }
+    let field = |name: &str| json.get(name).and_then(|value| value.as_str()).map(str::to_string);
+    let (error_type, error_message) = (field("errorType"), field("errorMessage"));
+    if error_type.is_none() || error_message.is_none() {
+        let body = String::from_utf8_lossy(&body);
+        shared.violation(format!("{path}: the error body is not {{\"errorType\", \"errorMessage\"}} JSON: {body}"));
+    }
+    match &header_type {
+        None => shared.violation(format!("{path}: no Lambda-Runtime-Function-Error-Type header")),
+        Some(header) => {
+            if let Some(body) = error_type.as_ref().filter(|body| *body != header) {
+                shared.violation(format!("{path}: the header says the error type is {header:?} and the body {body:?}"));
+            }
+            if !classified(header) {
+                shared.violation(format!(
+                    "{path}: the error type {header:?} is not Runtime.{{Name}} or Function.{{Name}}: Lambda reports \
+                     it as Runtime.Unknown"
+                ));
+            }
+        }
+    }
+    LambdaError {
+        error_type: error_type.unwrap_or_default(),
+        error_message: error_message.unwrap_or_default(),
+        header_type,
+        content_type,
+        body,
+    }
+}
+
+/// Whether Lambda takes `error_type` as it is: `Runtime.` or `Function.`,
+/// then an upper-case ASCII letter and more letters.
+fn classified(error_type: &str) -> bool {
+    let Some(name) = error_type.strip_prefix("Runtime.").or_else(|| error_type.strip_prefix("Function.")) else {
+        return false;
+    };
+    name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+fn invalid_request_id() -> Response<Full<Bytes>> {
+    error_status(StatusCode::BAD_REQUEST, "InvalidRequestID", "Invalid request ID")
+}
+
+/// An error answer of the API: `{"errorMessage", "errorType"}`.
+fn error_status(code: StatusCode, error_type: &str, message: &str) -> Response<Full<Bytes>> {
+    let body = serde_json::json!({"errorMessage": message, "errorType": error_type}).to_string();
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = code;
+    response.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
+    response
 }
 
 fn status(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *response.status_mut() = status;
+    let content_type = if body.starts_with('{') { "application/json" } else { "text/plain; charset=utf-8" };
+    response.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static(content_type));
     response
 }

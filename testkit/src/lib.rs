@@ -59,6 +59,7 @@ pub mod event;
 mod frame;
 mod handshake;
 mod ids;
+mod lambda_deployment;
 mod lambda_runtime_api;
 mod ledger;
 mod listen;
@@ -79,7 +80,10 @@ pub use connection::{Connection, DEFAULT_WAIT_TIMEOUT};
 pub use credit::CreditState;
 pub use error::{DispatchRefusal, Error, StreamEnd};
 pub use handshake::Handshake;
-pub use lambda_runtime_api::{LambdaAnswer, LambdaError, LambdaInvocation, LambdaRuntimeApi};
+pub use lambda_deployment::{DeployedFunction, fixtures, lambda_fixture};
+pub use lambda_runtime_api::{
+    FUNCTION_ARN, LambdaAnswer, LambdaError, LambdaInvocation, LambdaRuntimeApi, MAX_RESPONSE_BYTES,
+};
 pub use listen::{ENV_FALLBACK_ENABLED, ENV_FALLBACK_PORT, ENV_SOCKET, ListenAddress};
 pub use management_api::{ManagementApi, PostToConnection};
 pub use process::{HandlerCommand, HandlerProcess};

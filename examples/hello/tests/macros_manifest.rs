@@ -32,8 +32,8 @@ fn expected() -> Value {
         "sdkVersion": env!("CARGO_PKG_VERSION"),
         "protocolVersion": "1.0",
         "handlers": [
-            {"tag": "GET::/hello", "kind": "http", "function": "hello::hello", "file": FILE, "line": line_of("async fn hello("), "maxConcurrent": null, "guards": []},
-            {"tag": "POST::/greetings/{name}", "kind": "http", "function": "hello::greet", "file": FILE, "line": line_of("async fn greet("), "maxConcurrent": null, "guards": []},
+            {"tag": "GET::/hello", "kind": "http", "handlerId": "hello::hello", "function": "hello::hello", "file": FILE, "line": line_of("async fn hello("), "maxConcurrent": null, "guards": []},
+            {"tag": "POST::/greetings/{name}", "kind": "http", "handlerId": "hello::greet", "function": "hello::greet", "file": FILE, "line": line_of("async fn greet("), "maxConcurrent": null, "guards": []},
         ]
     })
 }

@@ -33,7 +33,7 @@
 //!     let app = App::new();
 //!     // Read before anything is served: a missing value stops the start.
 //!     let region = app.configuration()?.require("REGION").await?;
-//!     tracing::info!("serving in {region}");
+//!     println!("serving in {region}");
 //!     Ok(app)
 //! }
 //! ```

@@ -16,6 +16,10 @@ pub(crate) enum Form {
     WebSocket,
     /// A batch of SQS messages.
     Queue,
+    /// S3 event notifications, sent to the function directly.
+    Bucket,
+    /// A batch of DynamoDB stream records.
+    Stream,
     /// An EventBridge event, or the input a schedule's rule sends in its place.
     Schedule,
     /// Anything else: a direct invocation.
@@ -28,44 +32,62 @@ impl Form {
         match self {
             Form::HttpV2 | Form::HttpV1 => HandlerKind::Http,
             Form::WebSocket => HandlerKind::WebSocket,
-            Form::Queue => HandlerKind::Consumer,
+            Form::Queue | Form::Bucket | Form::Stream => HandlerKind::Consumer,
             Form::Schedule => HandlerKind::Schedule,
             Form::Custom => HandlerKind::Custom,
         }
     }
 
-    /// The form of `payload` (`None`: not JSON) for a function of `kind`:
-    /// the kind decides, and the shape only tells an HTTP API request from
-    /// a REST one. A custom handler takes whatever it is sent, even a
-    /// payload shaped like an SQS batch.
-    pub(crate) fn for_kind(kind: HandlerKind, payload: Option<&Value>) -> Form {
+    /// The form of `payload` (`None`: not JSON) for a function of `kind`,
+    /// or `None` when it is no event of that kind: the kind decides what is
+    /// accepted, the shape which of the kind's forms it is. A schedule's
+    /// rule may send any constant input, and a custom handler takes
+    /// whatever it is sent, even a payload shaped like an SQS batch.
+    pub(crate) fn for_kind(kind: HandlerKind, payload: Option<&Value>) -> Option<Form> {
+        let detected = detect(payload);
         match kind {
-            HandlerKind::Http if detect(payload) == Form::HttpV1 => Form::HttpV1,
-            HandlerKind::Http => Form::HttpV2,
-            HandlerKind::WebSocket => Form::WebSocket,
-            HandlerKind::Consumer => Form::Queue,
-            HandlerKind::Schedule => Form::Schedule,
-            HandlerKind::Custom => Form::Custom,
+            HandlerKind::Schedule => Some(Form::Schedule),
+            HandlerKind::Custom => Some(Form::Custom),
+            _ => (detected.kind() == kind).then_some(detected),
+        }
+    }
+
+    /// What a payload of this form is, for messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Form::HttpV2 => "an API Gateway HTTP API request",
+            Form::HttpV1 => "an API Gateway REST API request",
+            Form::WebSocket => "an API Gateway WebSocket event",
+            Form::Queue => "an SQS batch",
+            Form::Bucket => "an S3 event notification",
+            Form::Stream => "a DynamoDB stream batch",
+            Form::Schedule => "an EventBridge event",
+            Form::Custom => "a payload of no AWS event source",
         }
     }
 }
 
 /// The form of `payload` (`None`: not JSON) when nothing else says: an HTTP
 /// API request has `requestContext.http`; a WebSocket event
-/// `requestContext.connectionId` and `requestContext.eventType`; an SQS
-/// batch `Records[0].eventSource` of `aws:sqs`; an EventBridge event
-/// `source` and `detail-type`; a REST API request `httpMethod` and
-/// `requestContext`. Anything else is a custom invocation.
+/// `requestContext.connectionId` and `requestContext.eventType`; a batch
+/// `Records[0].eventSource` of `aws:sqs`, `aws:s3` or `aws:dynamodb`; an
+/// EventBridge event `source` and `detail-type`; a REST API request
+/// `httpMethod` and `requestContext`. Anything else is a custom invocation.
 pub(crate) fn detect(payload: Option<&Value>) -> Form {
     let Some(payload) = payload else { return Form::Custom };
     let context = payload.get("requestContext").filter(|context| context.is_object());
+    let source = payload.pointer("/Records/0/eventSource").and_then(Value::as_str);
     if context.is_some_and(|context| context.get("http").is_some_and(Value::is_object)) {
         Form::HttpV2
     } else if context.is_some_and(|context| context.get("connectionId").is_some() && context.get("eventType").is_some())
     {
         Form::WebSocket
-    } else if payload.pointer("/Records/0/eventSource").and_then(Value::as_str) == Some("aws:sqs") {
+    } else if source == Some("aws:sqs") {
         Form::Queue
+    } else if source == Some("aws:s3") {
+        Form::Bucket
+    } else if source == Some("aws:dynamodb") {
+        Form::Stream
     } else if payload.get("source").is_some() && payload.get("detail-type").is_some() {
         Form::Schedule
     } else if context.is_some() && payload.get("httpMethod").is_some_and(Value::is_string) {
@@ -87,9 +109,11 @@ mod tests {
             (json!({"version": "2.0", "requestContext": {"http": {"method": "GET"}}}), Form::HttpV2),
             (json!({"requestContext": {"connectionId": "c-1", "eventType": "MESSAGE"}}), Form::WebSocket),
             (json!({"Records": [{"eventSource": "aws:sqs", "messageId": "m-1"}]}), Form::Queue),
+            (json!({"Records": [{"eventSource": "aws:s3"}]}), Form::Bucket),
+            (json!({"Records": [{"eventSource": "aws:dynamodb"}]}), Form::Stream),
             (json!({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}), Form::Schedule),
             (json!({"httpMethod": "GET", "requestContext": {"stage": "prod"}}), Form::HttpV1),
-            (json!({"Records": [{"eventSource": "aws:s3"}]}), Form::Custom),
+            (json!({"Records": [{"eventSource": "aws:kinesis"}]}), Form::Custom),
             (json!({"requestContext": {"connectionId": "c-1"}}), Form::Custom),
             (json!("just a string"), Form::Custom),
             (json!({"items": []}), Form::Custom),
@@ -101,12 +125,19 @@ mod tests {
     }
 
     #[test]
-    fn the_functions_kind_decides_over_the_shape() {
+    fn the_functions_kind_decides_what_it_takes() {
         let sqs = json!({"Records": [{"eventSource": "aws:sqs"}]});
-        assert_eq!(Form::for_kind(HandlerKind::Custom, Some(&sqs)), Form::Custom);
-        assert_eq!(Form::for_kind(HandlerKind::Schedule, Some(&json!({"olderThanSeconds": 0}))), Form::Schedule);
+        assert_eq!(Form::for_kind(HandlerKind::Custom, Some(&sqs)), Some(Form::Custom));
+        assert_eq!(Form::for_kind(HandlerKind::Consumer, Some(&sqs)), Some(Form::Queue));
+        let s3 = json!({"Records": [{"eventSource": "aws:s3"}]});
+        assert_eq!(Form::for_kind(HandlerKind::Consumer, Some(&s3)), Some(Form::Bucket));
+        assert_eq!(Form::for_kind(HandlerKind::Schedule, Some(&json!({"olderThanSeconds": 0}))), Some(Form::Schedule));
         let rest = json!({"httpMethod": "GET", "requestContext": {}});
-        assert_eq!(Form::for_kind(HandlerKind::Http, Some(&rest)), Form::HttpV1);
-        assert_eq!(Form::for_kind(HandlerKind::Http, None), Form::HttpV2);
+        assert_eq!(Form::for_kind(HandlerKind::Http, Some(&rest)), Some(Form::HttpV1));
+        // What is not the kind's is not read as if it were.
+        assert_eq!(Form::for_kind(HandlerKind::Http, None), None);
+        assert_eq!(Form::for_kind(HandlerKind::Http, Some(&sqs)), None);
+        assert_eq!(Form::for_kind(HandlerKind::WebSocket, Some(&json!({"a": 1}))), None);
+        assert_eq!(Form::for_kind(HandlerKind::Consumer, Some(&json!({"Records": []}))), None);
     }
 }

@@ -1,13 +1,26 @@
-//! What a Lambda function serves: the deployment names it with
-//! `CELERITY_HANDLER_ID` (the blueprint's handler name),
-//! `CELERITY_HANDLER_TAG` and `CELERITY_HANDLER_TYPE`, and one of this
-//! binary's handlers is it.
+//! What a Lambda function serves, read at cold start from what a Celerity
+//! deployment sets on it:
 //!
-//! A handler is found by its name, else by its tag, else by being the one
-//! handler of the function's kind. The kind is `CELERITY_HANDLER_TYPE`, or,
-//! when that is unset, each payload's own (see `form`). What can be settled
-//! at cold start is: a function that names a handler this binary does not
-//! have fails to start, saying which handlers it has.
+//! - `CELERITY_HANDLER_ID`: the blueprint handler's `spec.handler`, verbatim;
+//! - `CELERITY_HANDLER_TYPE`: the kind of its events;
+//! - `CELERITY_HANDLER_TAG`: a consumer's or a schedule's route, when set;
+//! - `CELERITY_ROUTING_KEY`: the field of a WebSocket message that names
+//!   its route (`event` when unset).
+//!
+//! An id names a handler in one of these ways (see [`handler_ids`]): by the
+//! name it is bound to (`name = "..."`), by the name its tag ends in
+//! (`source::orders-queue::processOrders`, `custom::quoteOrder`), by its
+//! function's name in the blueprint's lowerCamelCase (`get_order` is
+//! `getOrder`), or by its function's Rust path as the manifest prints it
+//! (`orders::http::get_order`), of which the leading modules may be left
+//! out (`http::get_order`) and which may be written with `.` for `::`, as
+//! the contract's `moduleName.exportName`. An id that names no handler, or
+//! handlers of several functions, stops the function at init, saying what
+//! the binary has.
+//!
+//! Without an id (or a tag naming one), the function serves every handler
+//! of its type (every handler, when the type is unset too), and each
+//! invocation's payload chooses among them (see `route`).
 
 use std::fmt;
 
@@ -16,19 +29,25 @@ use celerity_tags::parse_tag;
 use crate::kind::HandlerKind;
 use crate::registry::{HandlerKey, Registration, tag_kind};
 
+/// The route field of a WebSocket message when `CELERITY_ROUTING_KEY` is
+/// not set.
+pub(crate) const DEFAULT_ROUTING_KEY: &str = "event";
+
 /// What the deployment set on the function.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FunctionEnv {
-    /// `CELERITY_HANDLER_ID`: the blueprint's handler name.
+    /// `CELERITY_HANDLER_ID`.
     pub(crate) id: Option<String>,
     /// `CELERITY_HANDLER_TAG`.
     pub(crate) tag: Option<String>,
     /// `CELERITY_HANDLER_TYPE`.
     pub(crate) kind: Option<HandlerKind>,
+    /// `CELERITY_ROUTING_KEY`, or `event`.
+    pub(crate) routing_key: String,
 }
 
 impl FunctionEnv {
-    /// Reads the three variables through `lookup`; an unknown
+    /// Reads the variables through `lookup`; an unknown
     /// `CELERITY_HANDLER_TYPE` is an error naming the five that exist.
     pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, FunctionError> {
         let set = |name: &str| lookup(name).map(|value| value.trim().to_string()).filter(|value| !value.is_empty());
@@ -36,7 +55,12 @@ impl FunctionEnv {
             None => None,
             Some(value) => Some(kind_named(&value).ok_or(FunctionError::UnknownType(value))?),
         };
-        Ok(FunctionEnv { id: set("CELERITY_HANDLER_ID"), tag: set("CELERITY_HANDLER_TAG"), kind })
+        Ok(FunctionEnv {
+            id: set("CELERITY_HANDLER_ID"),
+            tag: set("CELERITY_HANDLER_TAG"),
+            kind,
+            routing_key: set("CELERITY_ROUTING_KEY").unwrap_or_else(|| DEFAULT_ROUTING_KEY.to_string()),
+        })
     }
 }
 
@@ -46,20 +70,21 @@ fn kind_named(name: &str) -> Option<HandlerKind> {
         .find(|kind| kind.as_str().eq_ignore_ascii_case(name))
 }
 
-/// The handler a function serves, and the tag its events are dispatched to.
+/// The handlers a function serves.
 #[derive(Debug, Clone)]
-pub(crate) struct Resolved {
-    pub(crate) registration: Registration,
-    pub(crate) tag: String,
-}
-
-/// How a function's handler is found.
-#[derive(Debug, Clone)]
-pub(crate) enum Resolution {
-    /// Settled at cold start.
-    Fixed(Box<Resolved>),
-    /// By each payload's kind: the deployment named neither handler nor kind.
-    ByPayload,
+pub(crate) struct Served {
+    /// Those the payload chooses among: one, when the deployment named it.
+    pub(crate) handlers: Vec<Registration>,
+    /// Whether the deployment named them (by id or tag), rather than each
+    /// payload finding its own among the binary's.
+    pub(crate) named: bool,
+    /// The kind of the function's events, when it is known before a payload
+    /// arrives: `CELERITY_HANDLER_TYPE`, or the named handler's.
+    pub(crate) kind: Option<HandlerKind>,
+    /// `CELERITY_HANDLER_TAG`, which also gives a handler bound by name its
+    /// tag.
+    pub(crate) tag: Option<String>,
+    pub(crate) routing_key: String,
 }
 
 /// Why a function's handler cannot be found.
@@ -67,14 +92,16 @@ pub(crate) enum Resolution {
 pub(crate) enum FunctionError {
     /// `CELERITY_HANDLER_TYPE` is not a kind.
     UnknownType(String),
-    /// Neither the name nor the tag the deployment gave is a handler here.
-    NotFound { id: Option<String>, tag: Option<String>, available: String },
-    /// The handler found serves another kind than the function is for.
+    /// The id or tag names no handler of this binary.
+    NotFound { variable: &'static str, value: String, available: String },
+    /// The id or tag names handlers of several functions.
+    Several { variable: &'static str, value: String, named: String, available: String },
+    /// The handler named serves another kind than the function is for.
     WrongKind { handler: String, kind: HandlerKind, expected: HandlerKind },
-    /// No handler, or several, of the function's kind.
-    NotOne { kind: HandlerKind, found: usize, available: String },
-    /// A handler bound by name needs the tag the runtime would have given it.
-    NoTag { name: String },
+    /// The function is for a kind the binary has no handler of.
+    NoneOfKind { kind: HandlerKind, available: String },
+    /// The binary has no handlers at all.
+    Empty,
 }
 
 impl fmt::Display for FunctionError {
@@ -85,106 +112,175 @@ impl fmt::Display for FunctionError {
                 "CELERITY_HANDLER_TYPE={value:?} is not a kind of handler: it is one of http, websocket, consumer, \
                  schedule or custom"
             ),
-            FunctionError::NotFound { id, tag, available } => {
-                let asked = match (id, tag) {
-                    (Some(id), Some(tag)) => format!("CELERITY_HANDLER_ID={id:?} and CELERITY_HANDLER_TAG={tag:?}"),
-                    (Some(id), None) => format!("CELERITY_HANDLER_ID={id:?}"),
-                    (None, Some(tag)) => format!("CELERITY_HANDLER_TAG={tag:?}"),
-                    (None, None) => "no handler in particular".to_string(),
-                };
-                write!(f, "this function is for {asked}, but no handler of this binary is bound so; it has {available}")
-            }
+            FunctionError::NotFound { variable, value, available } => write!(
+                f,
+                "{variable}={value:?} names no handler of this binary (an id is a handler's blueprint name, the \
+                 name its tag ends in, or its function's path as `--manifest` prints it as `handlerId`); it has \
+                 {available}"
+            ),
+            FunctionError::Several { variable, value, named, available } => write!(
+                f,
+                "{variable}={value:?} names several handlers ({named}), and a function serves one: give its full \
+                 `handlerId` from `--manifest`; this binary has {available}"
+            ),
             FunctionError::WrongKind { handler, kind, expected } => write!(
                 f,
                 "the handler {handler} serves {kind} events, but CELERITY_HANDLER_TYPE says this function is for {} \
                  events",
                 expected.as_str()
             ),
-            FunctionError::NotOne { kind, found: 0, available } => write!(
+            FunctionError::NoneOfKind { kind, available } => write!(
                 f,
-                "this function is for {} events, and this binary has no {kind} handler; it has {available}",
+                "CELERITY_HANDLER_TYPE says this function is for {} events, and this binary has no {kind} handler; \
+                 it has {available}",
                 kind.as_str()
             ),
-            FunctionError::NotOne { kind, found, available } => write!(
-                f,
-                "this function is for {} events, and this binary has {found} {kind} handlers, so which one it serves \
-                 must be named with CELERITY_HANDLER_ID or CELERITY_HANDLER_TAG; it has {available}",
-                kind.as_str()
-            ),
-            FunctionError::NoTag { name } => write!(
-                f,
-                "the handler {name:?} is bound by name, and takes its tag from the deployment: set CELERITY_HANDLER_TAG"
-            ),
+            FunctionError::Empty => {
+                f.write_str("this binary registers no handlers, so a function of it serves nothing")
+            }
         }
     }
 }
 
 impl std::error::Error for FunctionError {}
 
-/// Finds the handler `env` names among `registrations`, or says that each
-/// payload's kind will.
-pub(crate) fn resolve(registrations: &[Registration], env: &FunctionEnv) -> Result<Resolution, FunctionError> {
-    let by_id = env
-        .id
-        .as_deref()
-        .and_then(|id| registrations.iter().find(|r| matches!(&r.key, HandlerKey::Name(name) if name == id)));
-    let by_tag = || {
-        env.tag.as_deref().and_then(|tag| {
-            registrations.iter().find(|r| match &r.key {
-                HandlerKey::Tag(registered) => {
-                    parse_tag(tag_kind(r.kind), tag).map_or(registered == tag, |normal| *registered == normal.tag)
-                }
-                HandlerKey::Name(_) => false,
-            })
-        })
-    };
-    let found = match by_id.or_else(by_tag) {
-        Some(found) => found,
-        None if env.id.is_some() || env.tag.is_some() => {
-            return Err(FunctionError::NotFound {
-                id: env.id.clone(),
-                tag: env.tag.clone(),
-                available: available(registrations),
-            });
-        }
-        None => {
-            return match env.kind {
-                Some(kind) => by_kind(registrations, kind).map(|resolved| Resolution::Fixed(Box::new(resolved))),
-                None => Ok(Resolution::ByPayload),
-            };
-        }
-    };
-    if let Some(expected) = env.kind.filter(|kind| *kind != found.kind) {
-        return Err(FunctionError::WrongKind { handler: found.key.to_string(), kind: found.kind, expected });
-    }
-    resolved(found, env.tag.as_deref()).map(|resolved| Resolution::Fixed(Box::new(resolved)))
-}
-
-/// The one handler of `kind`.
-pub(crate) fn by_kind(registrations: &[Registration], kind: HandlerKind) -> Result<Resolved, FunctionError> {
-    let of_kind: Vec<&Registration> = registrations.iter().filter(|r| r.kind == kind).collect();
-    match of_kind.as_slice() {
-        [only] => resolved(only, None),
-        _ => Err(FunctionError::NotOne { kind, found: of_kind.len(), available: available(registrations) }),
-    }
-}
-
-fn resolved(registration: &Registration, tag: Option<&str>) -> Result<Resolved, FunctionError> {
-    let tag = match (&registration.key, tag) {
-        (HandlerKey::Tag(registered), _) => registered.clone(),
-        (HandlerKey::Name(_), Some(tag)) => {
-            parse_tag(tag_kind(registration.kind), tag).map_or_else(|_| tag.to_string(), |normal| normal.tag)
-        }
-        (HandlerKey::Name(name), None) => return Err(FunctionError::NoTag { name: name.clone() }),
-    };
-    Ok(Resolved { registration: registration.clone(), tag })
-}
-
-/// The handlers of a binary, for an error that names them.
-fn available(registrations: &[Registration]) -> String {
+/// What `env` says the function serves among `registrations`.
+pub(crate) fn resolve(registrations: &[Registration], env: &FunctionEnv) -> Result<Served, FunctionError> {
     if registrations.is_empty() {
-        return "no handlers at all".to_string();
+        return Err(FunctionError::Empty);
     }
+    let served = |handlers: Vec<Registration>, named: bool| {
+        let kind = env.kind.or_else(|| named.then(|| handlers[0].kind));
+        Served { handlers, named, kind, tag: env.tag.clone(), routing_key: env.routing_key.clone() }
+    };
+    if let Some(id) = &env.id {
+        let named = one_handler(registrations, "CELERITY_HANDLER_ID", id, |r| handler_ids(r).iter().any(|n| n == id))?;
+        return checked_kind(named, env.kind).map(|handlers| served(handlers, true));
+    }
+    if let Some(tag) = &env.tag {
+        let named = one_handler(registrations, "CELERITY_HANDLER_TAG", tag, |r| tag_names(r, tag))?;
+        return checked_kind(named, env.kind).map(|handlers| served(handlers, true));
+    }
+    let handlers: Vec<Registration> =
+        registrations.iter().filter(|r| env.kind.is_none_or(|kind| r.kind == kind)).cloned().collect();
+    match (handlers.is_empty(), env.kind) {
+        (true, Some(kind)) => Err(FunctionError::NoneOfKind { kind, available: available(registrations) }),
+        _ => Ok(served(handlers, false)),
+    }
+}
+
+/// The registrations `matches` picks, when they are one handler: one
+/// registration, or the several of one service registered for several
+/// tags (an axum `Router`), which the payload then chooses among.
+fn one_handler(
+    registrations: &[Registration],
+    variable: &'static str,
+    value: &str,
+    matches: impl Fn(&Registration) -> bool,
+) -> Result<Vec<Registration>, FunctionError> {
+    let found: Vec<Registration> = registrations.iter().filter(|r| matches(r)).cloned().collect();
+    let Some(first) = found.first() else {
+        return Err(FunctionError::NotFound {
+            variable,
+            value: value.to_string(),
+            available: available(registrations),
+        });
+    };
+    let one = found.iter().all(|r| r.origin.function == first.origin.function && r.kind == first.kind);
+    if !one {
+        return Err(FunctionError::Several {
+            variable,
+            value: value.to_string(),
+            named: describe(&found),
+            available: available(registrations),
+        });
+    }
+    Ok(found)
+}
+
+fn checked_kind(
+    handlers: Vec<Registration>,
+    expected: Option<HandlerKind>,
+) -> Result<Vec<Registration>, FunctionError> {
+    match expected {
+        Some(expected) if handlers[0].kind != expected => Err(FunctionError::WrongKind {
+            handler: format!("{} ({})", handlers[0].origin.function, handlers[0].key),
+            kind: handlers[0].kind,
+            expected,
+        }),
+        _ => Ok(handlers),
+    }
+}
+
+/// Every id that names `registration`, in the order of the module docs:
+/// its bound name, the name its tag ends in, its function's name in
+/// lowerCamelCase, and its function's path with each shorter form of it.
+pub(crate) fn handler_ids(registration: &Registration) -> Vec<String> {
+    let mut ids = Vec::new();
+    match &registration.key {
+        HandlerKey::Name(name) => ids.push(name.clone()),
+        HandlerKey::Tag(tag) => ids.extend(tag_name(registration.kind, tag).map(str::to_string)),
+    }
+    let path = registration.origin.function;
+    let segments: Vec<&str> = path.split("::").collect();
+    if let Some(last) = segments.last() {
+        ids.push(camel_case(last));
+    }
+    for start in 0..segments.len() {
+        let rest = &segments[start..];
+        ids.push(rest.join("::"));
+        if rest.len() > 1 {
+            ids.push(rest.join("."));
+        }
+    }
+    ids.dedup();
+    ids
+}
+
+/// The handler name a tag ends in: `source::{id}::{name}` and
+/// `custom::{name}`. HTTP and WebSocket tags carry none.
+fn tag_name(kind: HandlerKind, tag: &str) -> Option<&str> {
+    match kind {
+        HandlerKind::Consumer | HandlerKind::Schedule => tag.strip_prefix("source::")?.split_once("::").map(|(_, n)| n),
+        HandlerKind::Custom => tag.strip_prefix("custom::"),
+        HandlerKind::Http | HandlerKind::WebSocket => None,
+    }
+}
+
+/// Whether a deployment's `CELERITY_HANDLER_TAG` names `registration`:
+/// its tag (in either form of a catch-all), or, for a consumer or a
+/// schedule, its source (`source::{id}` or `{id}`).
+fn tag_names(registration: &Registration, tag: &str) -> bool {
+    let HandlerKey::Tag(registered) = &registration.key else { return false };
+    let normal = parse_tag(tag_kind(registration.kind), tag).map_or_else(|_| tag.to_string(), |normal| normal.tag);
+    if *registered == normal {
+        return true;
+    }
+    let source = tag.strip_prefix("source::").unwrap_or(tag);
+    matches!(registration.kind, HandlerKind::Consumer | HandlerKind::Schedule)
+        && !source.contains("::")
+        && crate::lambda::events::source_id(registered) == Some(source)
+}
+
+/// `snake_case` as `lowerCamelCase`: how a blueprint names the resource of
+/// a Rust function.
+fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for ch in name.trim_start_matches('_').chars() {
+        if ch == '_' {
+            upper = !out.is_empty();
+        } else if upper {
+            out.extend(ch.to_uppercase());
+            upper = false;
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+fn describe(registrations: &[Registration]) -> String {
     let each: Vec<String> = registrations
         .iter()
         .map(|r| format!("{} ({} handler {})", r.key, r.kind.as_str(), r.origin.function))
@@ -192,18 +288,33 @@ fn available(registrations: &[Registration]) -> String {
     each.join(", ")
 }
 
+/// The handlers of a binary, for an error that names them.
+pub(crate) fn available(registrations: &[Registration]) -> String {
+    if registrations.is_empty() { "no handlers at all".to_string() } else { describe(registrations) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::Origin;
 
     async fn handler() {}
 
+    fn at(registration: Registration, function: &'static str) -> Registration {
+        registration.origin(Origin { function, file: "src/main.rs", line: 1 })
+    }
+
     fn registrations() -> Vec<Registration> {
         vec![
-            Registration::http(HandlerKey::Tag("GET::/orders/{id}".into()), handler),
-            Registration::http(HandlerKey::Tag("POST::/orders".into()), handler),
-            Registration::schedule(HandlerKey::Tag("source::nightly::cleanupOrders".into()), handler),
-            Registration::custom(HandlerKey::Name("quoteOrder".into()), handler),
+            at(Registration::http(HandlerKey::Tag("GET::/orders/{id}".into()), handler), "orders::http::get_order"),
+            at(Registration::http(HandlerKey::Tag("POST::/orders".into()), handler), "orders::http::create_order"),
+            at(
+                Registration::schedule(HandlerKey::Tag("source::nightly::cleanupOrders".into()), handler),
+                "orders::cleanup::cleanup_orders",
+            ),
+            at(Registration::custom(HandlerKey::Tag("custom::quoteOrder".into()), handler), "orders::quote::quote"),
+            at(Registration::consumer(HandlerKey::Name("auditOrders".into()), handler), "orders::events::audit"),
+            at(Registration::custom(HandlerKey::Tag("custom::reindex".into()), handler), "orders::admin::get_order"),
         ]
     }
 
@@ -217,47 +328,82 @@ mod tests {
         .unwrap()
     }
 
-    fn fixed(resolution: Result<Resolution, FunctionError>) -> Resolved {
-        match resolution {
-            Ok(Resolution::Fixed(resolved)) => *resolved,
-            other => panic!("expected a handler, got {other:?}"),
-        }
+    fn one(served: Result<Served, FunctionError>) -> String {
+        let served = served.unwrap_or_else(|error| panic!("expected a handler: {error}"));
+        assert!(served.named && served.handlers.len() == 1, "{served:?}");
+        served.handlers[0].origin.function.to_string()
     }
 
     #[test]
-    fn a_handler_is_found_by_name_then_tag_then_kind() {
-        let registrations = registrations();
-        let by_name = fixed(resolve(&registrations, &env(Some("quoteOrder"), Some("custom::quoteOrder"), None)));
-        assert_eq!((by_name.registration.kind, by_name.tag.as_str()), (HandlerKind::Custom, "custom::quoteOrder"));
-        // A name that binds nothing here falls to the tag, written in either form.
-        let by_tag = fixed(resolve(&registrations, &env(Some("getOrder"), Some("GET::/orders/{id}"), Some("http"))));
-        assert_eq!(by_tag.tag, "GET::/orders/{id}");
-        let by_kind = fixed(resolve(&registrations, &env(None, None, Some("schedule"))));
-        assert_eq!(by_kind.tag, "source::nightly::cleanupOrders");
-        assert!(matches!(resolve(&registrations, &env(None, None, None)), Ok(Resolution::ByPayload)));
+    fn an_id_is_a_bound_name_a_tags_name_a_camel_case_function_name_or_a_path() {
+        let all = registrations();
+        let id = |id: &str, kind: Option<&str>| one(resolve(&all, &env(Some(id), None, kind)));
+        assert_eq!(id("quoteOrder", Some("custom")), "orders::quote::quote");
+        assert_eq!(id("cleanupOrders", None), "orders::cleanup::cleanup_orders");
+        assert_eq!(id("auditOrders", Some("consumer")), "orders::events::audit");
+        assert_eq!(id("createOrder", Some("http")), "orders::http::create_order");
+        assert_eq!(id("orders::http::get_order", None), "orders::http::get_order");
+        assert_eq!(id("http::get_order", Some("http")), "orders::http::get_order");
+        assert_eq!(id("http.get_order", None), "orders::http::get_order");
+        assert_eq!(id("orders.quote.quote", None), "orders::quote::quote");
     }
 
     #[test]
-    fn a_handler_that_is_not_here_is_an_error_naming_what_is() {
-        let registrations = registrations();
-        let error = resolve(&registrations, &env(Some("shipOrder"), Some("POST::/ship"), None)).unwrap_err();
+    fn an_id_naming_nothing_or_several_fails_listing_what_there_is() {
+        let all = registrations();
+        let error = resolve(&all, &env(Some("shipOrder"), None, Some("http"))).unwrap_err();
         let text = error.to_string();
-        assert!(text.contains("CELERITY_HANDLER_ID=\"shipOrder\"") && text.contains("POST::/ship"), "{text}");
-        assert!(text.contains("GET::/orders/{id} (http handler") && text.contains("name = \"quoteOrder\""), "{text}");
+        assert!(text.starts_with("CELERITY_HANDLER_ID=\"shipOrder\" names no handler"), "{text}");
+        assert!(text.contains("GET::/orders/{id} (http handler orders::http::get_order)"), "{text}");
+        // `getOrder` and `get_order` are two functions' names here.
+        for id in ["getOrder", "get_order"] {
+            let error = resolve(&all, &env(Some(id), None, None)).unwrap_err();
+            assert!(matches!(error, FunctionError::Several { .. }), "{error}");
+            let text = error.to_string();
+            assert!(text.contains("orders::http::get_order") && text.contains("orders::admin::get_order"), "{text}");
+        }
+        // A binary's own name is no handler's.
+        assert!(matches!(resolve(&all, &env(Some("orders"), None, None)), Err(FunctionError::NotFound { .. })));
+        let error = resolve(&all, &env(Some("quoteOrder"), None, Some("http"))).unwrap_err();
+        assert!(error.to_string().contains("serves custom events, but CELERITY_HANDLER_TYPE says"), "{error}");
+        assert_eq!(resolve(&[], &env(None, None, None)).unwrap_err(), FunctionError::Empty);
+    }
 
-        let error = resolve(&registrations, &env(None, None, Some("http"))).unwrap_err();
-        let expected =
-            FunctionError::NotOne { kind: HandlerKind::Http, found: 2, available: available(&registrations) };
-        assert_eq!(error, expected);
-        assert!(error.to_string().contains("2 HTTP handlers"), "{error}");
-        let error = resolve(&registrations, &env(None, None, Some("consumer"))).unwrap_err();
-        assert!(error.to_string().contains("no consumer handler"), "{error}");
+    #[test]
+    fn a_tag_names_a_handler_or_a_consumers_source() {
+        let all = registrations();
+        let tag = |tag: &str| one(resolve(&all, &env(None, Some(tag), None)));
+        assert_eq!(tag("GET::/orders/{id}"), "orders::http::get_order");
+        assert_eq!(tag("source::nightly::cleanupOrders"), "orders::cleanup::cleanup_orders");
+        assert_eq!(tag("nightly"), "orders::cleanup::cleanup_orders");
+        assert_eq!(tag("source::nightly"), "orders::cleanup::cleanup_orders");
+        assert!(matches!(resolve(&all, &env(None, Some("elsewhere"), None)), Err(FunctionError::NotFound { .. })));
+        // With an id, the tag is the route a name-bound handler takes.
+        let served = resolve(&all, &env(Some("auditOrders"), Some("order-audit"), Some("consumer"))).unwrap();
+        assert_eq!(served.tag.as_deref(), Some("order-audit"));
+    }
 
-        let error = resolve(&registrations, &env(None, Some("POST::/orders"), Some("custom"))).unwrap_err();
-        assert!(error.to_string().contains("serves HTTP events"), "{error}");
-        let error = resolve(&registrations, &env(Some("quoteOrder"), None, None)).unwrap_err();
-        assert_eq!(error, FunctionError::NoTag { name: "quoteOrder".into() });
+    #[test]
+    fn without_an_id_the_function_serves_its_kind_and_the_payload_chooses() {
+        let all = registrations();
+        let served = resolve(&all, &env(None, None, Some("http"))).unwrap();
+        assert!(!served.named);
+        assert_eq!(served.handlers.len(), 2);
+        assert_eq!(served.kind, Some(HandlerKind::Http));
+        let served = resolve(&all, &env(None, None, None)).unwrap();
+        assert_eq!((served.handlers.len(), served.kind), (all.len(), None));
+        let error = resolve(&all[..2], &env(None, None, Some("websocket"))).unwrap_err();
+        assert!(error.to_string().contains("no WebSocket handler"), "{error}");
         let error = FunctionEnv::from_lookup(|name| (name == "CELERITY_HANDLER_TYPE").then(|| "queue".into()));
         assert!(error.unwrap_err().to_string().contains("\"queue\" is not a kind"));
+    }
+
+    #[test]
+    fn camel_case_is_how_a_blueprint_names_a_function() {
+        assert_eq!(camel_case("get_order"), "getOrder");
+        assert_eq!(camel_case("on_connect"), "onConnect");
+        assert_eq!(camel_case("subscribe"), "subscribe");
+        assert_eq!(camel_case("_private_thing"), "privateThing");
+        assert_eq!(camel_case("a__b"), "aB");
     }
 }

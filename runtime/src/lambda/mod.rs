@@ -10,15 +10,16 @@
 //! runtime sees; only the two conversions are Lambda's.
 //!
 //! - `platform`: is this Lambda (compiled with or without the feature);
-//! - `function`: what the deployment says the function serves, and the
-//!   handler that is;
+//! - `function`: what the deployment says the function serves;
 //! - `form`: what kind of event a payload is;
+//! - `route`: which of the function's handlers an event is for;
 //! - `events`: a payload into a `Dispatch` source, one module per kind;
 //! - `answers`: an outcome into the invocation's response, one module per kind;
 //! - `trace`: the X-Ray trace header as W3C trace context;
 //! - `management`: signed `PostToConnection` calls;
 //! - `sender`: WebSocket sends served through them;
 //! - `invocation`: one invocation, payload to response;
+//! - `runtime_api`: the client of the Lambda Runtime API;
 //! - `serve`: the run loop.
 
 mod platform;
@@ -36,6 +37,10 @@ mod invocation;
 #[cfg(feature = "aws-lambda")]
 mod management;
 #[cfg(feature = "aws-lambda")]
+mod route;
+#[cfg(feature = "aws-lambda")]
+mod runtime_api;
+#[cfg(feature = "aws-lambda")]
 mod sender;
 #[cfg(feature = "aws-lambda")]
 mod serve;
@@ -47,6 +52,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::command::Command;
+use crate::config::Configuration;
 use crate::context::StateMap;
 use crate::error::Error;
 use crate::registry::Registration;
@@ -60,17 +66,18 @@ pub(crate) use platform::{Platform, detect};
 pub(crate) async fn serve(
     registrations: Vec<Registration>,
     state: Arc<StateMap>,
+    configuration: &Configuration,
     settings: Settings,
     commands: mpsc::UnboundedSender<Command>,
     command_rx: mpsc::UnboundedReceiver<Command>,
 ) -> Result<(), Error> {
     #[cfg(feature = "aws-lambda")]
     {
-        serve::serve(registrations, state, settings, commands, command_rx).await
+        serve::serve(registrations, state, configuration, settings, commands, command_rx).await
     }
     #[cfg(not(feature = "aws-lambda"))]
     {
-        let _ = (registrations, state, settings, commands, command_rx);
+        let _ = (registrations, state, configuration, settings, commands, command_rx);
         Err(Error::typed("PlatformError", platform::WITHOUT_FEATURE))
     }
 }
@@ -83,7 +90,8 @@ mod tests {
         let (commands, command_rx) = tokio::sync::mpsc::unbounded_channel();
         let settings = super::Settings::from_lookup(|_| None).unwrap();
         let state = std::sync::Arc::default();
-        let error = super::serve(Vec::new(), state, settings, commands, command_rx).await.unwrap_err();
+        let configuration = crate::config::Configuration::empty();
+        let error = super::serve(Vec::new(), state, &configuration, settings, commands, command_rx).await.unwrap_err();
         assert!(error.to_string().contains("enable the `aws-lambda` feature of the `celerity` crate"), "{error}");
     }
 }

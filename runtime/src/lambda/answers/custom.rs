@@ -1,7 +1,7 @@
 //! A custom invocation's outcome: its output as the function's response
 //! (JSON as written; other UTF-8 text as a JSON string; nothing as
 //! `null`), or a Lambda error: the `CustomError` the handler answered with
-//! (type `CustomError`, its message the invoker's `error_message`), or a
+//! (type `Function.CustomError`, its message the invoker's `error_message`), or a
 //! `HandlerError`.
 
 use celerity_proto::v1::result::Outcome;
@@ -13,7 +13,7 @@ use super::{Answer, handler_failure};
 pub(super) fn answer(outcome: Option<Outcome>) -> Answer {
     match outcome {
         Some(Outcome::Custom(result)) if !result.error_message.is_empty() => {
-            Answer::failure("CustomError", result.error_message)
+            Answer::function_error("CustomError", result.error_message)
         }
         Some(Outcome::Custom(result)) if result.output.is_empty() => Answer::json(&Value::Null),
         Some(Outcome::Custom(result)) => match String::from_utf8(result.output.to_vec()) {
@@ -21,14 +21,16 @@ pub(super) fn answer(outcome: Option<Outcome>) -> Answer {
                 Ok(json) => Answer::Response(json),
                 Err(_) => Answer::json(&Value::String(String::from_utf8_lossy(&result.output).into_owned())),
             },
-            Err(_) => Answer::failure(
+            Err(_) => Answer::function_error(
                 "OutputNotText",
                 "the handler's output is not UTF-8, and a Lambda response is JSON: answer JSON, or text",
             ),
         },
         Some(Outcome::Error(error)) => handler_failure(&error),
-        Some(other) => Answer::failure("WrongOutcomeShape", format!("the handler gave no custom result: {other:?}")),
-        None => Answer::failure("NoAnswer", "the handler gave no answer"),
+        Some(other) => {
+            Answer::function_error("WrongOutcomeShape", format!("the handler gave no custom result: {other:?}"))
+        }
+        None => Answer::function_error("NoAnswer", "the handler gave no answer"),
     }
 }
 
@@ -50,13 +52,16 @@ mod tests {
         assert_eq!(raw.get(), r#"{"b": 1, "a": 2}"#, "JSON goes out as written");
         assert_eq!(answer(output(b"plain words")).response(), json!("plain words"));
         assert_eq!(answer(output(b"")).response(), Value::Null);
-        assert_eq!(answer(output(&[0xff, 0xfe])).expect_failure().error_type, "OutputNotText");
+        assert_eq!(answer(output(&[0xff, 0xfe])).expect_failure().error_type, "Function.OutputNotText");
     }
 
     #[test]
     fn a_custom_error_is_the_invokers_error_message() {
         let error = CustomInvokeResult { output: Bytes::new(), error_message: "unknown coupon \"X\"".into() };
         let failure = answer(Some(Outcome::Custom(error))).expect_failure().clone();
-        assert_eq!((failure.error_type.as_str(), failure.message.as_str()), ("CustomError", "unknown coupon \"X\""));
+        assert_eq!(
+            (failure.error_type.as_str(), failure.message.as_str()),
+            ("Function.CustomError", "unknown coupon \"X\"")
+        );
     }
 }

@@ -42,25 +42,17 @@ pub(super) fn answer(version: Version, outcome: Option<Outcome>, head: bool) -> 
     }
 }
 
-/// The answer to a request whose method the function's route does not
-/// serve: `405`, with the one it does in `allow`. A `HEAD` of a `GET` route
-/// is served, as under the runtime.
-pub(crate) fn method_not_allowed(method: &str, served: &str, http_api: bool) -> Option<Answer> {
-    if method == served || (method == "HEAD" && served == "GET") || served.is_empty() {
-        return None;
-    }
+/// The answer to a request for a route the function serves, with a method
+/// none of its handlers of that route does: `405`, with the ones they do in
+/// `allow`, as under the runtime.
+pub(crate) fn method_not_allowed(http_api: bool, method: &str, allowed: &[String]) -> Answer {
     let version = if http_api { Version::V2 } else { Version::V1 };
-    let body = json!({"message": format!("the method {method} is not served here: this route serves {served}")});
+    let allow = allowed.join(", ");
+    let body = json!({"message": format!("the method {method} is not served here: this route serves {allow}")});
     let mut headers = BTreeMap::new();
     headers.insert("content-type".to_string(), vec!["application/json".to_string()]);
-    headers.insert("allow".to_string(), vec![served.to_string()]);
-    Some(written(version, 405, headers, body.to_string().into_bytes()))
-}
-
-pub(super) fn json_response(version: Version, status: u32, body: &Value) -> Answer {
-    let mut headers = BTreeMap::new();
-    headers.insert("content-type".to_string(), vec!["application/json".to_string()]);
-    written(version, status, headers, body.to_string().into_bytes())
+    headers.insert("allow".to_string(), vec![allow]);
+    written(version, 405, headers, body.to_string().into_bytes())
 }
 
 fn text(version: Version, status: u32, body: &str) -> Answer {
@@ -160,10 +152,11 @@ mod tests {
 
     #[test]
     fn a_method_the_route_does_not_serve_is_a_405() {
-        assert!(method_not_allowed("GET", "GET", true).is_none());
-        assert!(method_not_allowed("HEAD", "GET", true).is_none());
-        let refused = method_not_allowed("BREW", "GET", true).unwrap().response();
-        assert_eq!((refused["statusCode"].as_i64(), refused["headers"]["allow"].as_str()), (Some(405), Some("GET")));
+        let refused = method_not_allowed(true, "BREW", &["GET".into(), "POST".into()]).response();
+        assert_eq!(
+            (refused["statusCode"].as_i64(), refused["headers"]["allow"].as_str()),
+            (Some(405), Some("GET, POST"))
+        );
         assert!(refused["body"].as_str().unwrap().contains("the method BREW is not served here"));
     }
 }

@@ -33,10 +33,45 @@ pub(crate) enum Answer {
 }
 
 /// A Lambda error: what Lambda reports as `errorType` and `errorMessage`.
+///
+/// The type is posted both in the body and as
+/// `Lambda-Runtime-Function-Error-Type`, the same in each, and of the form
+/// Lambda classifies: `Runtime.{Name}` for what the SDK refuses on the
+/// function's behalf (a payload it cannot read, an event no handler of the
+/// function fits, a function that cannot start), `Function.{Name}` for what
+/// the handler's outcome says (`Function.BatchFailed`,
+/// `Function.CustomError`, a `HandlerError`'s type).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Failure {
     pub(crate) error_type: String,
     pub(crate) message: String,
+}
+
+impl Failure {
+    /// An error of the SDK's: `Runtime.{name}`.
+    pub(crate) fn runtime(name: &str, message: impl Into<String>) -> Failure {
+        Failure { error_type: format!("Runtime.{}", type_name(name)), message: message.into() }
+    }
+
+    /// An error the handler's outcome gave: `Function.{name}`.
+    pub(crate) fn function(name: &str, message: impl Into<String>) -> Failure {
+        Failure { error_type: format!("Function.{}", type_name(name)), message: message.into() }
+    }
+}
+
+/// `name` as Lambda takes an error type's name: ASCII letters, the first
+/// upper case (`panic` is `Panic`, `Not_Found2` is `NotFound`), `Unhandled`
+/// when none are left.
+fn type_name(name: &str) -> String {
+    let mut letters: String = name.chars().filter(char::is_ascii_alphabetic).collect();
+    match letters.get(..1) {
+        None => "Unhandled".to_string(),
+        Some(first) => {
+            let upper = first.to_ascii_uppercase();
+            letters.replace_range(..1, &upper);
+            letters
+        }
+    }
 }
 
 impl Answer {
@@ -44,12 +79,18 @@ impl Answer {
         match serde_json::value::to_raw_value(value) {
             Ok(raw) => Answer::Response(raw),
             // A `Value` always serialises; said rather than assumed.
-            Err(error) => Answer::failure("ResponseError", format!("the response could not be written: {error}")),
+            Err(error) => Answer::runtime_error("ResponseError", format!("the response could not be written: {error}")),
         }
     }
 
-    fn failure(error_type: impl Into<String>, message: impl Into<String>) -> Answer {
-        Answer::Failure(Failure { error_type: error_type.into(), message: message.into() })
+    /// A Lambda error of the SDK's (see [`Failure::runtime`]).
+    pub(crate) fn runtime_error(name: &str, message: impl Into<String>) -> Answer {
+        Answer::Failure(Failure::runtime(name, message))
+    }
+
+    /// A Lambda error of the handler's (see [`Failure::function`]).
+    fn function_error(name: &str, message: impl Into<String>) -> Answer {
+        Answer::Failure(Failure::function(name, message))
     }
 
     /// The response as JSON, for tests.
@@ -79,42 +120,31 @@ pub(crate) fn answer(form: Form, outcome: Option<Outcome>, head: bool, records: 
         Form::HttpV2 => http::answer(http::Version::V2, outcome, head),
         Form::HttpV1 => http::answer(http::Version::V1, outcome, head),
         Form::WebSocket => websocket::answer(outcome),
-        Form::Queue => consumer::answer(outcome, records),
+        Form::Queue | Form::Stream => consumer::answer(outcome, records),
+        Form::Bucket => consumer::answer_whole(outcome, records),
         Form::Schedule => schedule::answer(outcome),
         Form::Custom => custom::answer(outcome),
     }
 }
 
-/// The answer to an event of `form` that no handler of this function
-/// serves: HTTP's `404 {"message":"Not Found"}`, WebSocket's
-/// `{"statusCode": 404}`, otherwise a Lambda error saying `why`, so that a
-/// batch or a schedule's event is not taken as handled.
-pub(crate) fn unserved(form: Form, why: &str) -> Answer {
-    match form {
-        Form::HttpV2 | Form::HttpV1 => {
-            let version = if form == Form::HttpV2 { http::Version::V2 } else { http::Version::V1 };
-            http::json_response(version, 404, &serde_json::json!({"message": "Not Found"}))
-        }
-        Form::WebSocket => Answer::json(&serde_json::json!({"statusCode": 404})),
-        Form::Queue | Form::Schedule | Form::Custom => Answer::failure("UnknownHandler", why),
-    }
+/// The answer to an event that no handler of the function fits:
+/// `Runtime.UnservedEvent`, saying what arrived and what the function
+/// serves. Never a made-up answer of the event's own kind: the caller
+/// (API Gateway, a queue's poller) sees a failed invocation, and the
+/// function's error metrics say so.
+pub(crate) fn unserved(why: impl Into<String>) -> Answer {
+    Answer::runtime_error("UnservedEvent", why)
 }
 
-/// The answer to a payload that could not be read as an event of `form`.
-pub(crate) fn refused(form: Form, refused: &Refused) -> Answer {
-    match form {
-        Form::HttpV2 | Form::HttpV1 => {
-            let version = if form == Form::HttpV2 { http::Version::V2 } else { http::Version::V1 };
-            http::json_response(version, 400, &serde_json::json!({"message": refused.0}))
-        }
-        Form::WebSocket => Answer::json(&serde_json::json!({"statusCode": 400, "body": refused.0})),
-        Form::Queue | Form::Schedule | Form::Custom => Answer::failure("InvalidEvent", refused.0.clone()),
-    }
+/// The answer to a payload that could not be read as the event its
+/// function serves: `Runtime.InvalidEvent`, saying why.
+pub(crate) fn refused(refused: &Refused) -> Answer {
+    Answer::runtime_error("InvalidEvent", refused.0.clone())
 }
 
 /// A `HandlerError` as a Lambda error.
 fn handler_failure(error: &celerity_proto::v1::HandlerError) -> Answer {
-    Answer::failure(error.r#type.clone(), error.message.clone())
+    Answer::function_error(&error.r#type, error.message.clone())
 }
 
 #[cfg(test)]
@@ -122,27 +152,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_event_no_handler_serves_is_answered_as_the_platform_expects() {
-        let http = unserved(Form::HttpV2, "no HTTP handler").response();
-        assert_eq!(http["statusCode"], 404);
-        assert_eq!(http["body"], r#"{"message":"Not Found"}"#);
-        assert_eq!(unserved(Form::WebSocket, "none").response(), serde_json::json!({"statusCode": 404}));
-        for form in [Form::Queue, Form::Schedule, Form::Custom] {
-            let failure = unserved(form, "this binary has no consumer handler").expect_failure().clone();
-            assert_eq!(failure.error_type, "UnknownHandler");
-            assert!(failure.message.contains("no consumer handler"));
-        }
+    fn error_types_are_of_the_form_lambda_classifies() {
+        assert_eq!(Failure::runtime("InvalidEvent", "x").error_type, "Runtime.InvalidEvent");
+        assert_eq!(Failure::function("panic", "x").error_type, "Function.Panic");
+        assert_eq!(Failure::function("AuditLogUnavailable", "x").error_type, "Function.AuditLogUnavailable");
+        assert_eq!(Failure::function("not_found2", "x").error_type, "Function.Notfound");
+        assert_eq!(Failure::function("", "x").error_type, "Function.Unhandled");
+        assert_eq!(Failure::function("42", "x").error_type, "Function.Unhandled");
     }
 
     #[test]
-    fn a_payload_that_cannot_be_read_is_answered_clearly() {
+    fn an_unserved_or_unreadable_event_is_a_lambda_error_whatever_its_kind() {
+        let failure =
+            unserved("an SQS batch from order-events; this function serves GET::/orders").expect_failure().clone();
+        assert_eq!(failure.error_type, "Runtime.UnservedEvent");
+        assert!(failure.message.contains("order-events"));
         let why = Refused("the body is marked isBase64Encoded but is not base64".into());
-        let http = refused(Form::HttpV1, &why).response();
-        assert_eq!(
-            (http["statusCode"].as_i64(), http["body"].as_str()),
-            (Some(400), Some(r#"{"message":"the body is marked isBase64Encoded but is not base64"}"#))
-        );
-        assert_eq!(refused(Form::WebSocket, &why).response()["statusCode"], 400);
-        assert_eq!(refused(Form::Queue, &why).expect_failure().error_type, "InvalidEvent");
+        let failure = refused(&why).expect_failure().clone();
+        assert_eq!((failure.error_type.as_str(), failure.message.as_str()), ("Runtime.InvalidEvent", why.0.as_str()));
     }
 }

@@ -10,10 +10,12 @@ use super::{Answer, handler_failure};
 pub(super) fn answer(outcome: Option<Outcome>) -> Answer {
     match outcome {
         Some(Outcome::Schedule(ack)) if ack.success => Answer::json(&Value::Null),
-        Some(Outcome::Schedule(ack)) => Answer::failure("ScheduleFailed", ack.error_message),
+        Some(Outcome::Schedule(ack)) => Answer::function_error("ScheduleFailed", ack.error_message),
         Some(Outcome::Error(error)) => handler_failure(&error),
-        Some(other) => Answer::failure("WrongOutcomeShape", format!("the handler gave no schedule answer: {other:?}")),
-        None => Answer::failure("NoAnswer", "the handler gave no answer"),
+        Some(other) => {
+            Answer::function_error("WrongOutcomeShape", format!("the handler gave no schedule answer: {other:?}"))
+        }
+        None => Answer::function_error("NoAnswer", "the handler gave no answer"),
     }
 }
 
@@ -31,7 +33,7 @@ mod tests {
         let failure = answer(failed).expect_failure().clone();
         assert_eq!(
             (failure.error_type.as_str(), failure.message.as_str()),
-            ("ScheduleFailed", "audit log unavailable")
+            ("Function.ScheduleFailed", "audit log unavailable")
         );
     }
 }

@@ -1,17 +1,22 @@
-//! An SQS batch as the runtime's `ConsumerBatch`.
+//! A batch of records as the runtime's `ConsumerBatch`: from SQS, or sent
+//! directly by S3 or a DynamoDB stream.
 //!
-//! Every consumer of a Celerity application on Lambda is fed by SQS, those
-//! bound to a bucket or a datastore included: their S3 notification or
-//! DynamoDB stream record arrives as the body of a message. Such a body is
-//! unwrapped, so that the handler sees what it would under the runtime: the
-//! object event or the item (as plain JSON), the event type `created`,
-//! `deleted` or `metadataUpdated`, and the source type `bucket` or
-//! `datastore`. Any other message is a `queue` record, its body as sent.
+//! A consumer bound to a bucket or a datastore may be fed either way: its
+//! S3 notification or DynamoDB stream record arrives as the body of an SQS
+//! message, or as the invocation's own record. Either is read the same, so
+//! that the handler sees what it would under the runtime: the object event
+//! or the item (as plain JSON), the event type `created`, `deleted` or
+//! `metadataUpdated`, and the source type `bucket` or `datastore`. Any other
+//! SQS message is a `queue` record, its body as sent.
 //!
-//! Each record keeps its SQS message id, which the partial-batch answer
-//! names; a message without one cannot be answered for, so the batch is
-//! refused (and so retried whole). A record's attributes are its SQS message
-//! attributes as JSON; its vendor data the SQS message itself.
+//! Each record's id is what a failure is reported by: an SQS message's
+//! `messageId`, a stream record's `SequenceNumber` (what a partial-batch
+//! answer names for a stream); a batch with a record lacking it cannot be
+//! answered for, so it is refused (and so retried whole). An S3
+//! notification has no such id, and S3 takes no partial answer: its records
+//! are numbered after the invocation's id. A queue record's attributes are
+//! its SQS message attributes as JSON; every record's vendor data the
+//! message or record itself.
 
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use bytes::Bytes;
@@ -19,8 +24,106 @@ use celerity_proto::v1::{ConsumerBatch, ConsumerRecord};
 use serde_json::{Map, Value};
 
 use super::{Invocation, Refused, decode, source_id};
+use crate::lambda::form::Form;
 
-pub(super) fn read(invocation: &Invocation<'_>) -> Result<ConsumerBatch, Refused> {
+/// Reads `invocation` as a batch of `form`: `Queue`, `Bucket` or `Stream`.
+pub(super) fn read(form: Form, invocation: &Invocation<'_>) -> Result<ConsumerBatch, Refused> {
+    match form {
+        Form::Bucket => read_records(invocation, "an S3 event notification", "bucket", |index, record| {
+            let id = format!("{}:{index}", invocation.request_id);
+            Ok(bucket_record(id, record, bucket(std::slice::from_ref(record))))
+        }),
+        Form::Stream => read_records(invocation, "a DynamoDB stream batch", "datastore", |index, record| {
+            let Some(id) =
+                record.pointer("/dynamodb/SequenceNumber").and_then(Value::as_str).filter(|id| !id.is_empty())
+            else {
+                return Err(Refused(format!(
+                    "stream record {index} has no dynamodb.SequenceNumber, so the batch cannot be answered record by \
+                     record"
+                )));
+            };
+            Ok(bucket_record(id.to_string(), record, datastore(record)))
+        }),
+        _ => read_queue(invocation),
+    }
+}
+
+/// The names of the source a batch of `form` came from, as a consumer's
+/// tag names it: the queue, bucket or table; for an SQS batch also the
+/// bucket or table whose event its first message carries.
+pub(crate) fn source_names(form: Form, payload: Option<&Value>) -> Vec<String> {
+    let Some(first) = payload.and_then(|payload| payload.pointer("/Records/0")) else { return Vec::new() };
+    let arn = first.get("eventSourceARN").and_then(Value::as_str);
+    let mut names: Vec<&str> = Vec::new();
+    let inner;
+    match form {
+        Form::Queue => {
+            names.extend(arn.map(queue_name));
+            inner = first
+                .get("body")
+                .and_then(Value::as_str)
+                .and_then(|body| serde_json::from_str::<Value>(body).ok())
+                .and_then(|body| unwrap(&body));
+            if let Some(unwrapped) = &inner {
+                names.push(name_of(unwrapped.kind, &unwrapped.source));
+            }
+        }
+        Form::Bucket => names.extend(first.pointer("/s3/bucket/name").and_then(Value::as_str)),
+        Form::Stream => names.extend(arn.and_then(table_name)),
+        _ => {}
+    }
+    names.into_iter().map(str::to_string).collect()
+}
+
+fn read_records(
+    invocation: &Invocation<'_>,
+    what: &str,
+    source_type: &str,
+    mut each: impl FnMut(usize, &Value) -> Result<ConsumerRecord, Refused>,
+) -> Result<ConsumerBatch, Refused> {
+    let records = invocation
+        .json
+        .and_then(|json| json.get("Records"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| Refused(format!("the payload is not {what}: it has no Records")))?;
+    let records =
+        records.iter().enumerate().map(|(index, record)| each(index, record)).collect::<Result<Vec<_>, _>>()?;
+    let named = records.first().map(|record: &ConsumerRecord| name_of(source_type, &record.source).to_string());
+    Ok(ConsumerBatch {
+        records,
+        source_id: source_id(invocation.tag).map(str::to_string).or(named).unwrap_or_default(),
+        source_type: source_type.to_string(),
+        vendor: Bytes::new(),
+    })
+}
+
+/// A bucket's or a datastore's record sent directly, with its vendor data.
+fn bucket_record(message_id: String, record: &Value, unwrapped: Unwrapped) -> ConsumerRecord {
+    ConsumerRecord {
+        message_id,
+        body: unwrapped.body,
+        source: unwrapped.source,
+        event_type: unwrapped.event_type,
+        attributes: Bytes::new(),
+        vendor: json_bytes(record),
+    }
+}
+
+/// A source's name as a tag names it: a bucket's is its own, a table's
+/// the table part of its stream ARN.
+fn name_of<'a>(source_type: &str, source: &'a str) -> &'a str {
+    match source_type {
+        "datastore" => table_name(source).unwrap_or(source),
+        _ => source,
+    }
+}
+
+/// The table of a stream ARN, `arn:aws:dynamodb:{region}:{account}:table/{name}/stream/{label}`.
+fn table_name(arn: &str) -> Option<&str> {
+    arn.split_once(":table/").map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
+}
+
+fn read_queue(invocation: &Invocation<'_>) -> Result<ConsumerBatch, Refused> {
     let event: SqsEvent = decode(invocation.json, "an SQS event")?;
     let mut source_type = None;
     let mut records = Vec::with_capacity(event.records.len());
@@ -161,7 +264,7 @@ mod tests {
 
     fn batch(payload: Value, tag: &str) -> Result<ConsumerBatch, Refused> {
         let raw = Bytes::new();
-        read(&Invocation { raw: &raw, json: Some(&payload), tag, request_id: "lambda-1" })
+        read(Form::Queue, &Invocation { raw: &raw, json: Some(&payload), tag, request_id: "lambda-1" })
     }
 
     fn message(id: Value, body: &str) -> Value {
@@ -248,5 +351,24 @@ mod tests {
         let removed: Value = serde_json::from_slice(&batch.records[2].body).unwrap();
         assert_eq!(removed, json!({"id": "ord-1", "total": 10}));
         assert!(batch.records[0].source.contains("table/orders"));
+    }
+}
+#[cfg(test)]
+mod source_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_batch_is_named_by_its_queue_and_the_source_its_first_message_carries() {
+        let s3 = json!({"Records": [{"eventSource": "aws:s3", "eventName": "ObjectCreated:Put",
+                                     "s3": {"bucket": {"name": "invoices"}, "object": {"key": "a"}}}]});
+        let sqs = json!({"Records": [{"eventSource": "aws:sqs", "messageId": "m",
+                                      "eventSourceARN": "arn:aws:sqs:r:1:invoices-queue", "body": s3.to_string()}]});
+        assert_eq!(source_names(Form::Queue, Some(&sqs)), ["invoices-queue", "invoices"]);
+        assert_eq!(source_names(Form::Bucket, Some(&s3)), ["invoices"]);
+        let stream = json!({"Records": [{"eventSource": "aws:dynamodb",
+                                         "eventSourceARN": "arn:aws:dynamodb:r:1:table/orders/stream/2026"}]});
+        assert_eq!(source_names(Form::Stream, Some(&stream)), ["orders"]);
     }
 }

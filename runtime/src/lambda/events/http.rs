@@ -2,8 +2,12 @@
 //! (payload format 2.0) or a REST API (1.0).
 //!
 //! The route is the template of the handler's tag, so that path parameters
-//! are named as the handler expects; their values are taken as API Gateway
-//! decoded them, a catch-all split into one value per segment. Header names
+//! are named as the handler expects. Where API Gateway's own route is that
+//! template, their values are taken as API Gateway decoded them, a
+//! catch-all split into one value per segment; where it is another (a
+//! `$default` or `{proxy+}` route in front of several handlers), they are
+//! the tag's route matched against the path, as the runtime's router gives
+//! them. Header names
 //! are lower case; an HTTP API's `cookies` go back into a `cookie` header;
 //! the query string is decoded by form rules, each name possibly repeated;
 //! a base64 body is decoded.
@@ -35,10 +39,13 @@ pub(super) fn from_v2(invocation: &Invocation<'_>) -> Result<HttpRequest, Refuse
         }
     }
     let route = route(invocation.tag);
+    let path = event.raw_path.or(context.http.path).unwrap_or_else(|| "/".to_string());
+    let api_route = event.route_key.as_deref().and_then(|key| route_template(key, true));
+    let stage = context.stage.as_deref();
     Ok(HttpRequest {
         method: context.http.method.as_str().to_ascii_uppercase(),
-        path: event.raw_path.or(context.http.path).unwrap_or_else(|| "/".to_string()),
-        path_params: path_params(&route, event.path_parameters),
+        path_params: params(invocation.tag, &route, api_route, event.path_parameters, &path, stage),
+        path,
         route,
         query_params: query,
         headers,
@@ -63,10 +70,12 @@ pub(super) fn from_v1(invocation: &Invocation<'_>) -> Result<HttpRequest, Refuse
     }
     let route = route(invocation.tag);
     let context = event.request_context;
+    let path = event.path.or(context.path).unwrap_or_else(|| "/".to_string());
+    let api_route = event.resource.as_deref().and_then(|resource| route_template(resource, false));
     Ok(HttpRequest {
         method: event.http_method.as_str().to_ascii_uppercase(),
-        path: event.path.or(context.path).unwrap_or_else(|| "/".to_string()),
-        path_params: path_params(&route, event.path_parameters),
+        path_params: params(invocation.tag, &route, api_route, event.path_parameters, &path, None),
+        path,
         route,
         query_params: query,
         headers: headers(&event.headers, &event.multi_value_headers),
@@ -81,9 +90,41 @@ fn route(tag: &str) -> String {
     tag.split_once("::").map_or(tag, |(_, route)| route).to_string()
 }
 
-/// The method of an HTTP tag.
-pub(crate) fn tag_method(tag: &str) -> &str {
-    tag.split_once("::").map_or("", |(method, _)| method)
+/// The route template of an API Gateway route key in the router's form
+/// (`{proxy+}` is `{*proxy}`): an HTTP API's `GET /orders/{id}` or
+/// `ANY /files/{path+}`, a REST API's resource `/orders/{id}`; `None` for
+/// `$default` or none.
+pub(crate) fn route_template(route_key: &str, http_api: bool) -> Option<String> {
+    let template = if http_api { route_key.split_once(' ')?.1 } else { route_key };
+    if !template.starts_with('/') {
+        return None;
+    }
+    let normal = celerity_tags::parse_tag(celerity_tags::TagKind::Http, &format!("GET::{template}")).ok();
+    let route = normal.and_then(|normal| normal.tag.split_once("::").map(|(_, route)| route.to_string()));
+    Some(route.unwrap_or_else(|| template.to_string()))
+}
+
+/// The path parameters of a request for `tag`: API Gateway's, when its
+/// route (`api_route`) is the tag's; else the tag's route matched against
+/// the path (without the stage, if it leads the path).
+fn params(
+    tag: &str,
+    route: &str,
+    api_route: Option<String>,
+    api_params: HashMap<String, String>,
+    path: &str,
+    stage: Option<&str>,
+) -> HashMap<String, Values> {
+    if api_route.as_deref() == Some(route) {
+        return path_params(route, api_params);
+    }
+    let unstaged = stage.filter(|stage| *stage != "$default").and_then(|stage| path.strip_prefix(&format!("/{stage}")));
+    let matched = celerity_tags::route::Route::from_tag(tag)
+        .and_then(|tag_route| tag_route.matches(path).or_else(|| unstaged.and_then(|path| tag_route.matches(path))));
+    match matched {
+        Some(matched) => matched.into_iter().map(|(name, values)| (name, Values { values })).collect(),
+        None => path_params(route, api_params),
+    }
 }
 
 /// Path parameters by name; the catch-all of `route` (`{*name}`) as one
@@ -198,6 +239,19 @@ mod tests {
         let raw = Bytes::from_static(b"not json");
         let refused = from_v2(&Invocation { raw: &raw, json: None, tag: "GET::/", request_id: "r" }).unwrap_err();
         assert!(refused.0.contains("not JSON"), "{refused}");
+    }
+
+    #[test]
+    fn behind_a_default_route_the_parameters_are_the_tags_route_matched_against_the_path() {
+        let mut request = http_api("GET");
+        request["routeKey"] = json!("$default");
+        request["pathParameters"] = json!({});
+        let matched = v2(request.clone(), "GET::/files/{*path}").unwrap();
+        assert_eq!(values(&matched.path_params, "path"), ["a b", "c.txt"]);
+        request["rawPath"] = json!("/prod/orders/a%2Fb");
+        request["requestContext"]["stage"] = json!("prod");
+        let staged = v2(request, "GET::/orders/{id}").unwrap();
+        assert_eq!(values(&staged.path_params, "id"), ["a/b"]);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! A payload of the kind that cannot be read (a body that is not base64
 //! where the event says it is, a method that is not one, an SQS message
 //! without its id) is refused with a sentence saying what is wrong, which
-//! the invocation answers as its kind expects; nothing here panics on what
-//! a caller sent.
+//! the invocation answers as a Lambda error; nothing here panics on what a
+//! caller sent.
 
 mod consumer;
 mod custom;
@@ -13,7 +13,8 @@ mod http;
 mod schedule;
 mod websocket;
 
-pub(crate) use http::tag_method;
+pub(crate) use consumer::source_names;
+pub(crate) use http::route_template;
 
 use std::fmt;
 
@@ -66,7 +67,9 @@ pub(crate) fn read(form: Form, invocation: &Invocation<'_>) -> Result<Event, Ref
         Form::HttpV2 => http::from_v2(invocation).map(|request| Source::Http(request).into()),
         Form::HttpV1 => http::from_v1(invocation).map(|request| Source::Http(request).into()),
         Form::WebSocket => websocket::read(invocation),
-        Form::Queue => consumer::read(invocation).map(|batch| Source::Consumer(batch).into()),
+        Form::Queue | Form::Bucket | Form::Stream => {
+            consumer::read(form, invocation).map(|batch| Source::Consumer(batch).into())
+        }
         Form::Schedule => Ok(Source::Schedule(schedule::read(invocation)).into()),
         Form::Custom => Ok(Source::Custom(custom::read(invocation)).into()),
     }
@@ -86,7 +89,7 @@ fn decode<'a, T: serde::Deserialize<'a>>(payload: Option<&'a Value>, what: &str)
 }
 
 /// The `{id}` of a tag `source::{id}::{name}`.
-fn source_id(tag: &str) -> Option<&str> {
+pub(crate) fn source_id(tag: &str) -> Option<&str> {
     tag.strip_prefix("source::").and_then(|rest| rest.split_once("::")).map(|(id, _)| id)
 }
 
