@@ -557,8 +557,15 @@ impl App {
         state.insert(Arc::new(configuration.clone()));
         if on_lambda {
             let state = Arc::new(state);
-            return crate::lambda::serve(registrations, state, &configuration, settings, self.commands, self.command_rx)
-                .await;
+            return crate::lambda::serve(
+                registrations,
+                state,
+                &configuration,
+                settings,
+                self.commands,
+                self.command_rx,
+            )
+            .await;
         }
         let handle = AppHandle::new(self.commands);
         driver::serve(registrations, Arc::new(state), settings, handle, self.command_rx).await.map_err(Error::from)
