@@ -176,27 +176,64 @@ fn is_visible_ascii(b: u8) -> bool {
     (32..127).contains(&b) || b == b'\t'
 }
 
+/// The most header names a request may carry (each with any number of
+/// values): as many as a [`HeaderMap`] can hold. A request with more is
+/// answered `431 Request Header Fields Too Large`, with a JSON body naming
+/// the count and the limit, before any layer, guard, service or handler sees
+/// it, whether or not it would have read the headers.
+///
+/// ```
+/// assert_eq!(celerity::http::MAX_HEADER_NAMES, 24_576);
+/// ```
+pub const MAX_HEADER_NAMES: usize = 24_576;
+
+/// The refusal of a request whose header names [`MAX_HEADER_NAMES`] cannot
+/// hold.
+fn too_many_header_names(names: usize) -> HttpError {
+    HttpError::new(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        format!("the request has {names} header names; at most {MAX_HEADER_NAMES} are accepted"),
+    )
+}
+
 /// The wire header map as a [`HeaderMap`]. The runtime sends lower-case
 /// names; a name or value that is not valid HTTP cannot be represented and
-/// is left out, with a trace.
+/// is left out, with a trace. The request was refused if it has more names
+/// than [`MAX_HEADER_NAMES`], so every name fits; each name's values are
+/// added through its entry, which reserves room once per name (a plain
+/// `append` reserves for every value, and fails on a full map even for a
+/// name it holds).
 fn header_map(wire: &HashMap<Text, WireValues>) -> HeaderMap {
-    let mut headers = HeaderMap::with_capacity(wire.len());
+    let mut headers = HeaderMap::try_with_capacity(wire.len().min(MAX_HEADER_NAMES)).unwrap_or_default();
     for (name, values) in wire {
         let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
             tracing::debug!(header = %crate::excerpt::quoted(name), "dropping a request header whose name is not valid HTTP");
             continue;
         };
-        for value in &values.0 {
-            match HeaderValue::from_str(value) {
-                Ok(value) => {
-                    headers.append(name.clone(), value);
-                }
-                Err(_) => tracing::debug!(
+        let mut valid = values.0.iter().filter_map(|value| match HeaderValue::from_str(value) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                tracing::debug!(
                     header = %crate::excerpt::quoted(name.as_str()),
                     "dropping a request header value that is not valid HTTP"
-                ),
+                );
+                None
             }
-        }
+        });
+        let Some(first) = valid.next() else { continue };
+        let entry = match headers.try_entry(name.clone()) {
+            Ok(http::header::Entry::Occupied(mut entry)) => {
+                entry.append(first);
+                Ok(entry)
+            }
+            Ok(http::header::Entry::Vacant(entry)) => entry.try_insert_entry(first).map_err(drop),
+            Err(_) => Err(()),
+        };
+        let Ok(mut entry) = entry else {
+            tracing::warn!(header = %crate::excerpt::quoted(name.as_str()), "dropping a request header: the header map is full");
+            continue;
+        };
+        valid.for_each(|value| entry.append(value));
     }
     headers
 }
@@ -262,8 +299,12 @@ impl Request {
     }
 
     /// The request a decoded `HttpRequest` stands for (see
-    /// [`Request::from_wire`]).
+    /// [`Request::from_wire`]): a 400 for a method that is not valid HTTP,
+    /// a 431 for more header names than [`MAX_HEADER_NAMES`].
     fn from_decoded(request: WireRequest) -> Result<Self, HttpError> {
+        if request.headers.len() > MAX_HEADER_NAMES {
+            return Err(too_many_header_names(request.headers.len()));
+        }
         let method = Method::from_bytes(request.method.as_bytes()).map_err(|_| {
             HttpError::bad_request(format!("invalid HTTP method {}", crate::excerpt::quoted(&request.method)))
         })?;
