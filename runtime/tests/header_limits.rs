@@ -7,7 +7,6 @@ use std::time::Duration;
 use celerity::App;
 use celerity::http::{HeaderMap, MAX_HEADER_NAMES};
 use celerity::proto::v1::result::Outcome;
-use celerity::settings::Settings;
 use celerity::{HandlerKey, Registration};
 use celerity_testkit::{Connection, TestRuntime, event};
 use serde_json::Value;
@@ -55,13 +54,7 @@ async fn past_the_limit_a_request_is_431_and_at_it_every_header_is_seen() {
         .bind()
         .await
         .expect("the test runtime binds");
-    let socket = runtime.socket_path().expect("a Unix socket").to_string_lossy().into_owned();
-    let settings = Settings::from_lookup(|name| match name {
-        "CELERITY_RUNTIME_SOCKET" => Some(socket.clone()),
-        "CELERITY_CONNECT_TIMEOUT_MS" => Some("10000".to_string()),
-        _ => None,
-    })
-    .expect("settings");
+    let settings = runtime.app_settings(&[]);
     let app = App::new()
         .register(Registration::http(HandlerKey::Tag("GET::/count".into()), count))
         .register(Registration::http(HandlerKey::Tag("GET::/ignore".into()), ignore))

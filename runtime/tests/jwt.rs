@@ -383,7 +383,6 @@ mod over_the_socket {
 
     use celerity::App;
     use celerity::proto::v1::result::Outcome;
-    use celerity::settings::Settings;
     use celerity_testkit::{TestRuntime, event};
 
     use super::*;
@@ -404,13 +403,7 @@ mod over_the_socket {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_guard_allows_and_refuses_as_a_served_application() {
         let runtime = TestRuntime::builder().handler("me", "GET::/me").bind().await.expect("the test runtime binds");
-        let socket = runtime.socket_path().expect("a Unix socket").to_string_lossy().into_owned();
-        let settings = Settings::from_lookup(|name| match name {
-            "CELERITY_RUNTIME_SOCKET" => Some(socket.clone()),
-            "CELERITY_CONNECT_TIMEOUT_MS" => Some("10000".to_string()),
-            _ => None,
-        })
-        .expect("settings");
+        let settings = runtime.app_settings(&[]);
         let app = App::new()
             .guard("jwt", jwks_guard())
             .register(Registration::http(HandlerKey::Tag("GET::/me".into()), me).guard("jwt"))

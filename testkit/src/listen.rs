@@ -211,6 +211,17 @@ macro_rules! where_it_listens {
         pub fn env(&self) -> Vec<(String, String)> {
             self.serving.address.env()
         }
+
+        /// The settings an in-process application connects here with: the
+        /// environment of [`env`](Self::env), with `extra` variables over
+        /// it and a connect timeout of 10 s.
+        pub fn app_settings(&self, extra: &[(&str, &str)]) -> celerity::settings::Settings {
+            let mut vars: std::collections::HashMap<String, String> = self.env().into_iter().collect();
+            vars.insert("CELERITY_CONNECT_TIMEOUT_MS".to_string(), "10000".to_string());
+            vars.extend(extra.iter().map(|(name, value)| (name.to_string(), value.to_string())));
+            celerity::settings::Settings::from_lookup(|name| vars.get(name).cloned())
+                .expect("the test runtime's settings are valid")
+        }
     };
 }
 

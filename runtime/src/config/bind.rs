@@ -160,6 +160,19 @@ struct Level<'v> {
     prefixes: Vec<String>,
 }
 
+/// A newtype struct reads as what it wraps, at every level alike.
+macro_rules! newtype_is_its_content {
+    () => {
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, BindError> {
+            visitor.visit_newtype_struct(self)
+        }
+    };
+}
+
 impl<'de, 'v> de::Deserializer<'de> for Level<'v> {
     type Error = BindError;
 
@@ -193,13 +206,7 @@ impl<'de, 'v> de::Deserializer<'de> for Level<'v> {
         visitor.visit_some(self)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, BindError> {
-        visitor.visit_newtype_struct(self)
-    }
+    newtype_is_its_content!();
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, BindError> {
         visitor.visit_unit()
@@ -358,13 +365,7 @@ impl<'de, 'v, 'k> de::Deserializer<'de> for Entry<'v, 'k> {
         visitor.visit_unit()
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, BindError> {
-        visitor.visit_newtype_struct(self)
-    }
+    newtype_is_its_content!();
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, BindError> {
         let (text, key) = self.text()?;

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use celerity::App;
-use celerity::settings::Settings;
 use celerity_testkit::{Connection, TestRuntime, TestRuntimeBuilder};
 use tokio::task::JoinHandle;
 
@@ -20,15 +19,7 @@ pub struct Served {
 /// Serves `app` with a cancel grace of 100 ms and a credit of 8.
 pub async fn serve(builder: TestRuntimeBuilder, app: App) -> Served {
     let runtime = builder.bind().await.expect("the test runtime binds");
-    let socket = runtime.socket_path().expect("a Unix socket").to_string_lossy().into_owned();
-    let settings = Settings::from_lookup(|name| match name {
-        "CELERITY_RUNTIME_SOCKET" => Some(socket.clone()),
-        "CELERITY_CANCEL_GRACE_MS" => Some("100".to_string()),
-        "CELERITY_HANDLER_CONCURRENCY" => Some("8".to_string()),
-        "CELERITY_CONNECT_TIMEOUT_MS" => Some("10000".to_string()),
-        _ => None,
-    })
-    .expect("settings");
+    let settings = runtime.app_settings(&[("CELERITY_CANCEL_GRACE_MS", "100"), ("CELERITY_HANDLER_CONCURRENCY", "8")]);
     let app = tokio::spawn(app.without_compiled_handlers().settings(settings).run());
     let conn = runtime.accept().await.expect("a handshake").accepted().expect("Ready accepted");
     Served { runtime, conn, app }
