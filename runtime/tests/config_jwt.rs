@@ -46,7 +46,7 @@ async fn the_guards_secret_comes_from_the_secret_store() {
     )
     .unwrap();
     let allowed = app
-        .call("GET::/me", TestRequest::get("/me").header("authorization", &format!("Bearer {token}")))
+        .call("GET::/me", TestRequest::get("/me").header("authorization", format!("Bearer {token}")))
         .await
         .expect_http();
     assert_eq!((allowed.status().as_u16(), allowed.text()), (200, "u-7"));
@@ -58,7 +58,7 @@ async fn the_guards_secret_comes_from_the_secret_store() {
     )
     .unwrap();
     let refused = app
-        .call("GET::/me", TestRequest::get("/me").header("authorization", &format!("Bearer {forged}")))
+        .call("GET::/me", TestRequest::get("/me").header("authorization", format!("Bearer {forged}")))
         .await
         .expect_http();
     assert_eq!(refused.status().as_u16(), 401);
