@@ -60,7 +60,7 @@ impl BindError {
             (!self.segments.is_empty()).then(|| self.segments.iter().rev().cloned().collect::<Vec<_>>().join("_"))
         });
         match (key, self.missing) {
-            (Some(key), true) => super::namespace::missing_key(namespace, &key, values),
+            (Some(key), true) => values.missing_key(namespace, &key),
             (Some(key), false) => ConfigError::new(
                 ConfigErrorKind::Bind,
                 format!("the config key `{key}` in namespace `{namespace}` cannot be read: {}", self.message),

@@ -81,6 +81,7 @@ mod local;
 mod namespace;
 mod platform;
 mod secret;
+mod select;
 mod service;
 pub(crate) mod startup;
 mod typed;

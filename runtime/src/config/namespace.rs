@@ -131,7 +131,7 @@ impl Namespace {
     /// The value of `key`, or an error naming the key and the namespace.
     pub async fn require(&self, key: &str) -> Result<String, ConfigError> {
         let values = self.values().await?;
-        values.get(key).map(str::to_string).ok_or_else(|| missing_key(&self.inner.name, key, &values))
+        values.get(key).map(str::to_string).ok_or_else(|| values.missing_key(&self.inner.name, key))
     }
 
     /// Every value the store holds.
@@ -277,16 +277,6 @@ impl Namespace {
             ),
         )
     }
-}
-
-/// The error for a key the namespace does not hold, pointing at a key that
-/// differs only in case, the likeliest cause.
-pub(crate) fn missing_key(namespace: &str, key: &str, values: &Values) -> ConfigError {
-    let mut message = format!("the config namespace `{namespace}` holds no value for `{key}`");
-    if let Some(near) = values.keys().find(|candidate| candidate.eq_ignore_ascii_case(key)) {
-        message.push_str(&format!(" (it has `{near}`)"));
-    }
-    ConfigError::new(ConfigErrorKind::MissingKey, message)
 }
 
 impl fmt::Debug for Namespace {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use super::backend::{self, Backend, EnvBackend, MapBackend};
+use super::backend::{Backend, EnvBackend, MapBackend};
 use super::discover::{self, RESOURCES_NAMESPACE};
 use super::environment::Environment;
 use super::namespace::{Namespace, NamespaceSpec};
@@ -98,7 +98,7 @@ impl Configuration {
         let timeout = timeout(env)?;
         let mut namespaces = environment_namespaces(env);
         for store in discover::stores(env) {
-            let backend = backend::select(deployment.platform, store.kind.as_deref(), env);
+            let backend = super::select::select(deployment.platform, store.kind.as_deref(), env);
             let namespace = Namespace::new(NamespaceSpec {
                 name: store.namespace.clone(),
                 store_id: store.store_id,

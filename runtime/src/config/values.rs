@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::ConfigError;
+use super::{ConfigError, ConfigErrorKind};
 
 /// The values of one configuration store, by key. Every value is text, as
 /// the stores hold them; [`bind`](super::Configuration::bind) reads other
@@ -26,6 +26,17 @@ pub struct Values {
 }
 
 impl Values {
+    /// The error for `key`, which these values of the namespace `namespace`
+    /// do not hold, pointing at a key that differs only in case, the
+    /// likeliest cause.
+    pub(crate) fn missing_key(&self, namespace: &str, key: &str) -> ConfigError {
+        let mut message = format!("the config namespace `{namespace}` holds no value for `{key}`");
+        if let Some(near) = self.keys().find(|candidate| candidate.eq_ignore_ascii_case(key)) {
+            message.push_str(&format!(" (it has `{near}`)"));
+        }
+        ConfigError::new(ConfigErrorKind::MissingKey, message)
+    }
+
     /// Values from key and value pairs.
     pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
         Values { map: Arc::new(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect()) }
