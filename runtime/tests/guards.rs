@@ -20,10 +20,11 @@ struct Caller {
 /// Allows `Bearer good` as ada, forbids `Bearer guest`, and refuses the rest.
 async fn token(request: GuardRequest) -> Result<Verdict, celerity::Error> {
     Ok(match request.bearer_token() {
-        Some("good") => Verdict::allow_as(Caller { user: "ada".to_string() }),
-        Some("guest") => Verdict::forbidden("guests may not read reports"),
-        Some(_) => Verdict::unauthorized("the token is not valid"),
-        None => Verdict::unauthorized("a bearer token is required"),
+        Ok(Some("good")) => Verdict::allow_as(Caller { user: "ada".to_string() }),
+        Ok(Some("guest")) => Verdict::forbidden("guests may not read reports"),
+        Ok(Some(_)) => Verdict::unauthorized("the token is not valid"),
+        Ok(None) => Verdict::unauthorized("a bearer token is required"),
+        Err(ambiguous) => ambiguous,
     })
 }
 

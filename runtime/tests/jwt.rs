@@ -13,7 +13,7 @@ use celerity::App;
 use celerity::guard::Identity;
 use celerity::guard::jwt::{JwtConfigError, JwtGuard};
 use celerity::http::StatusCode;
-use celerity::testing::{TestApp, TestRequest};
+use celerity::testing::{TestApp, TestRequest, TestToken};
 use celerity::{HandlerKey, Registration};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Deserialize;
@@ -216,6 +216,70 @@ async fn a_token_without_exp_iss_or_aud_is_401() {
         let token = hs256(&claims_with(json!({ claim: null })));
         assert_eq!(refused(hs256_guard(), &token).await, format!("the token has no `{claim}` claim"));
     }
+}
+
+#[tokio::test]
+async fn an_iss_that_is_not_one_string_is_malformed_even_naming_the_accepted_issuer() {
+    for iss in [json!(["https://evil.example", ISSUER]), json!([ISSUER]), json!(7), json!({"iss": ISSUER})] {
+        let token = hs256(&claims_with(json!({ "iss": iss })));
+        assert_eq!(refused(hs256_guard(), &token).await, "the token's `iss` claim is malformed", "{iss}");
+    }
+}
+
+#[tokio::test]
+async fn an_exp_nbf_or_aud_present_in_another_shape_is_malformed_not_missing() {
+    let past_u64 = serde_json::from_str::<Value>("18446744073709551616").unwrap();
+    for exp in [json!(-1.5), json!(1e20), past_u64.clone(), json!((now() + 600).to_string()), json!(-1)] {
+        let token = hs256(&claims_with(json!({ "exp": exp })));
+        assert_eq!(refused(hs256_guard(), &token).await, "the token's `exp` claim is malformed", "exp {exp}");
+    }
+    for nbf in [json!(-1.5), past_u64, json!("0")] {
+        let token = hs256(&claims_with(json!({ "nbf": nbf })));
+        assert_eq!(refused(hs256_guard(), &token).await, "the token's `nbf` claim is malformed", "nbf {nbf}");
+    }
+    for aud in [json!({"aud": AUDIENCE}), json!([AUDIENCE, 1]), json!(true)] {
+        let token = hs256(&claims_with(json!({ "aud": aud })));
+        assert_eq!(refused(hs256_guard(), &token).await, "the token's `aud` claim is malformed", "aud {aud}");
+    }
+}
+
+#[tokio::test]
+async fn several_authorization_headers_are_401_even_when_one_token_is_valid() {
+    let good = hs256(&good_claims());
+    for values in
+        [[format!("Bearer {good}"), "Bearer forged".to_string()], [format!("Bearer {good}"), format!("Bearer {good}")]]
+    {
+        let mut request = TestRequest::get("/me");
+        for value in &values {
+            request = request.header("authorization", value.as_str());
+        }
+        let response = app(hs256_guard()).call("GET::/me", request).await.expect_http();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(response.json::<Value>()["message"], "the request carries more than one `authorization` header");
+    }
+}
+
+#[tokio::test]
+async fn test_tokens_of_each_algorithm_pass_the_guard_that_takes_them() {
+    #[derive(serde::Serialize)]
+    struct Minted {
+        sub: &'static str,
+        name: &'static str,
+    }
+    let minted = || TestToken::new(Minted { sub: "u-7", name: "ada" }).issuer(ISSUER).audience(AUDIENCE);
+    let bearer = |token: String| TestRequest::get("/me").bearer(token);
+    let answer =
+        |guard, token| async move { app(guard).call("GET::/me", bearer(token)).await.expect_http().text().to_string() };
+    assert_eq!(answer(hs256_guard(), minted().hs256(SECRET)).await, "u-7 is ada");
+    assert_eq!(answer(rs256_guard(), minted().rs256(read("rsa_private.pem"))).await, "u-7 is ada");
+    assert_eq!(answer(jwks_guard(), minted().kid("ec-1").es256(read("ec_private.pem"))).await, "u-7 is ada");
+
+    let expired = minted().expired_for(Duration::from_secs(3600)).hs256(SECRET);
+    assert_eq!(refused(hs256_guard(), &expired).await, "the token has expired");
+    let early = minted().not_before_in(Duration::from_secs(3600)).hs256(SECRET);
+    assert_eq!(refused(hs256_guard(), &early).await, "the token is not valid yet");
+    let other = minted().claim("iss", "https://elsewhere.example").hs256(SECRET);
+    assert_eq!(refused(hs256_guard(), &other).await, "the token's issuer is not accepted");
 }
 
 #[tokio::test]
@@ -424,6 +488,23 @@ mod over_the_socket {
             (401, json!("the token has expired"))
         );
         assert!(!body.contains(&expired));
+
+        let twice = conn
+            .call(
+                event::http("GET", "/me")
+                    .header("authorization", format!("Bearer {token}"))
+                    .header("authorization", "Bearer x"),
+            )
+            .await
+            .expect("an answer");
+        match twice.outcome {
+            Some(Outcome::Http(response)) => {
+                assert_eq!(response.status, 401);
+                let message = serde_json::from_slice::<Value>(&response.body).unwrap()["message"].clone();
+                assert_eq!(message, json!("the request carries more than one `authorization` header"));
+            }
+            other => panic!("not an HTTP answer: {other:?}"),
+        }
 
         conn.assert_no_violations();
         conn.drain_in(Duration::from_secs(5)).expect("drain");

@@ -55,12 +55,14 @@
 //! | the request | `message` |
 //! | --- | --- |
 //! | no `Authorization: Bearer` header | a bearer token is required |
+//! | more than one `Authorization` header | the request carries more than one `authorization` header |
 //! | not three base64url parts with a JSON header | the token is malformed |
 //! | an `alg` none of the guard's keys verifies (`none`, `HS256` at a guard with only public keys, ...) | the token's algorithm is not one this guard accepts |
 //! | a `kid` no JWKS key has, where only JWKS keys verify its `alg` | the token's key (kid) is not one this guard knows |
 //! | no `kid`, where only JWKS keys verify its `alg` | the token names no key (kid), and this guard chooses its key by one |
 //! | a signature no key of its algorithm verifies | the token's signature does not verify |
 //! | no `exp`, `iss` or `aud` | the token has no `exp` claim (or `iss`, `aud`) |
+//! | an `iss` that is not one string, an `aud` that is not a string or an array of strings, an `exp` or `nbf` that is not an integer from 0 to 2^64 - 1 | the token's `iss` claim is malformed (or `aud`, `exp`, `nbf`) |
 //! | an `exp` in the past, beyond the leeway | the token has expired |
 //! | an `nbf` in the future, beyond the leeway | the token is not valid yet |
 //! | an `iss` not named by [`issuer`](JwtGuardBuilder::issuer) | the token's issuer is not accepted |
@@ -78,6 +80,7 @@
 //! what is wrong: the guard never starts half-configured.
 
 mod builder;
+mod claims;
 mod config_error;
 mod header;
 mod keys;
@@ -159,10 +162,34 @@ impl<C> JwtGuard<C> {
         }
         for (key, validation) in candidates {
             match jsonwebtoken::decode::<serde_json::Value>(token, &key.decoding, validation) {
-                Ok(data) => return Ok(Ok(data.claims)),
+                Ok(data) => {
+                    return Ok(match claims::malformed(&data.claims) {
+                        Some(claim) => Err(malformed(claim)),
+                        None => Ok(data.claims),
+                    });
+                }
                 // Another key of the same algorithm may have signed it.
                 Err(error) if matches!(error.kind(), ErrorKind::InvalidSignature) => continue,
-                Err(error) => return refusal(error.kind()).map(Err),
+                Err(error) => {
+                    let reason = refusal(error.kind())?;
+                    // A claim check fails only once the signature has
+                    // verified, and the backend reads a claim it cannot
+                    // parse as absent or as several values.
+                    let of_claims = matches!(
+                        error.kind(),
+                        ErrorKind::MissingRequiredClaim(_)
+                            | ErrorKind::InvalidClaimFormat(_)
+                            | ErrorKind::InvalidIssuer
+                            | ErrorKind::InvalidAudience
+                            | ErrorKind::ExpiredSignature
+                            | ErrorKind::ImmatureSignature
+                    );
+                    let claims = of_claims.then(|| claims::of_verified(token)).flatten();
+                    return Ok(Err(match claims.as_ref().and_then(claims::malformed) {
+                        Some(claim) => malformed(claim),
+                        None => reason,
+                    }));
+                }
             }
         }
         Ok(Err("the token's signature does not verify".into()))
@@ -179,7 +206,7 @@ fn refusal(kind: &ErrorKind) -> Result<String, Error> {
         ErrorKind::InvalidAudience => "the token's audience is not accepted".into(),
         // The claim's name is one of the guard's own, never the token's.
         ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
-        ErrorKind::InvalidClaimFormat(claim) => format!("the token's `{claim}` claim is malformed"),
+        ErrorKind::InvalidClaimFormat(claim) => malformed(claim),
         ErrorKind::InvalidSignature => "the token's signature does not verify".into(),
         ErrorKind::InvalidAlgorithm | ErrorKind::MissingAlgorithm | ErrorKind::InvalidAlgorithmName => {
             "the token's algorithm is not one this guard accepts".into()
@@ -193,6 +220,12 @@ fn refusal(kind: &ErrorKind) -> Result<String, Error> {
         }
         _ => "the token is malformed".into(),
     })
+}
+
+/// The reason for refusing a token whose `claim` is present in a shape
+/// RFC 7519 does not give it.
+fn malformed(claim: &str) -> String {
+    format!("the token's `{claim}` claim is malformed")
 }
 
 /// `claims` as `C`, or the reason they are not: the field that is missing
@@ -222,8 +255,10 @@ fn algorithm_name(algorithm: Algorithm) -> &'static str {
 
 impl<C: DeserializeOwned + Send + Sync + 'static> Guard for JwtGuard<C> {
     async fn check(&self, request: GuardRequest) -> Result<Verdict, Error> {
-        let Some(token) = request.bearer_token() else {
-            return Ok(Verdict::unauthorized("a bearer token is required"));
+        let token = match request.bearer_token() {
+            Ok(Some(token)) => token,
+            Ok(None) => return Ok(Verdict::unauthorized("a bearer token is required")),
+            Err(ambiguous) => return Ok(ambiguous),
         };
         let claims = match self.verify(token)? {
             Ok(claims) => claims,

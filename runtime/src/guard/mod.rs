@@ -42,10 +42,12 @@
 //! #[celerity::main]
 //! async fn main() -> App {
 //!     App::new().guard("api-key", |request: GuardRequest| async move {
-//!         match request.header("x-api-key") {
-//!             Some("k-123") => Ok::<_, celerity::Error>(Verdict::allow_as(ApiClient { name: "acme".into() })),
-//!             Some(_) => Ok(Verdict::forbidden("that API key may not read reports")),
-//!             None => Ok(Verdict::unauthorized("an x-api-key header is required")),
+//!         match request.sole_header("x-api-key") {
+//!             Ok(Some("k-123")) => Ok::<_, celerity::Error>(Verdict::allow_as(ApiClient { name: "acme".into() })),
+//!             Ok(Some(_)) => Ok(Verdict::forbidden("that API key may not read reports")),
+//!             Ok(None) => Ok(Verdict::unauthorized("an x-api-key header is required")),
+//!             // Sent more than once: a 401, as which key counts is ambiguous.
+//!             Err(refusal) => Ok(refusal),
 //!         }
 //!     })
 //! }

@@ -9,6 +9,8 @@ use crate::http::Params;
 use crate::kind::HandlerKind;
 use crate::layer::{Event, Payload};
 
+use super::Verdict;
+
 /// What a guard sees of the event it decides on: its kind and tag, and the
 /// caller's request as far as the event carries one. An HTTP request has a
 /// method, path, route, headers and query; a WebSocket message a
@@ -116,7 +118,9 @@ impl GuardRequest {
         &self.headers
     }
 
-    /// The first value of the header `name`, as text.
+    /// The first value of the header `name`, as text. A credential is read
+    /// with [`sole_header`](Self::sole_header), which refuses a request
+    /// that repeats it.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|value| value.to_str().ok())
     }
@@ -141,10 +145,54 @@ impl GuardRequest {
         self.request_id.as_deref()
     }
 
-    /// The bearer token of the `authorization` header, when it has one.
-    pub fn bearer_token(&self) -> Option<&str> {
-        let value = self.header("authorization")?;
-        let (scheme, token) = value.split_once(' ')?;
-        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|token| !token.is_empty())
+    /// The value of a header the request may carry at most once, such as
+    /// a credential: `Ok(None)` when it is absent, `Ok(Some(value))` when
+    /// it is present once as text.
+    ///
+    /// A request that carries it more than once, or whose value is not
+    /// text, is refused with the 401 this returns as `Err`, for the guard
+    /// to answer as it is: which of several credentials counts differs
+    /// between a proxy, the runtime and the services behind them, so a
+    /// guard that picked one could be checking a value another part never
+    /// reads.
+    ///
+    /// ```
+    /// use celerity::HandlerKind;
+    /// use celerity::guard::GuardRequest;
+    ///
+    /// let once = GuardRequest::new(HandlerKind::Http, "GET::/").with_header("x-api-key", "k-1");
+    /// assert_eq!(once.sole_header("x-api-key").unwrap(), Some("k-1"));
+    ///
+    /// let twice = once.with_header("x-api-key", "k-2");
+    /// assert!(twice.sole_header("x-api-key").is_err());
+    /// ```
+    pub fn sole_header(&self, name: &str) -> Result<Option<&str>, Verdict> {
+        let mut values = self.headers.get_all(name).iter();
+        let Some(value) = values.next() else { return Ok(None) };
+        if values.next().is_some() {
+            return Err(Verdict::unauthorized(format!("the request carries more than one `{name}` header")));
+        }
+        match value.to_str() {
+            Ok(text) => Ok(Some(text)),
+            Err(_) => Err(Verdict::unauthorized(format!("the `{name}` header is not text"))),
+        }
+    }
+
+    /// The bearer token of the `authorization` header: `Ok(None)` when the
+    /// request has no such header or it is not a bearer token, and the
+    /// refusal of [`sole_header`](Self::sole_header) when the request
+    /// carries several `authorization` headers.
+    ///
+    /// ```
+    /// use celerity::HandlerKind;
+    /// use celerity::guard::GuardRequest;
+    ///
+    /// let request = GuardRequest::new(HandlerKind::Http, "GET::/").with_header("authorization", "Bearer t-1");
+    /// assert_eq!(request.bearer_token().unwrap(), Some("t-1"));
+    /// ```
+    pub fn bearer_token(&self) -> Result<Option<&str>, Verdict> {
+        let Some(value) = self.sole_header("authorization")? else { return Ok(None) };
+        let Some((scheme, token)) = value.split_once(' ') else { return Ok(None) };
+        Ok(scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|token| !token.is_empty()))
     }
 }

@@ -23,9 +23,11 @@ use crate::websocket::WsSender;
 ///
 /// impl FromEvent<Http> for ApiKey {
 ///     fn from_event(request: &mut Request, _cx: &Context) -> Result<Self, HttpError> {
-///         match request.headers().get("x-api-key").and_then(|value| value.to_str().ok()) {
-///             Some(key) => Ok(ApiKey(key.to_string())),
-///             None => Err(HttpError::new(celerity::http::StatusCode::UNAUTHORIZED, "an API key is required")),
+///         // A key sent twice is refused: which one counts would be ambiguous.
+///         let mut keys = request.headers().get_all("x-api-key").iter();
+///         match (keys.next().and_then(|value| value.to_str().ok()), keys.next()) {
+///             (Some(key), None) => Ok(ApiKey(key.to_string())),
+///             _ => Err(HttpError::new(celerity::http::StatusCode::UNAUTHORIZED, "one API key is required")),
 ///         }
 ///     }
 /// }

@@ -126,6 +126,12 @@ impl TestRequest {
         self
     }
 
+    /// Adds `authorization: Bearer <token>`.
+    pub fn bearer(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.header("authorization", value)
+    }
+
     /// Sets the body.
     pub fn body(mut self, body: impl Into<Bytes>) -> Self {
         self.request.body = body.into();

@@ -251,6 +251,8 @@ mod functions;
 mod http;
 mod outcome;
 mod schedule;
+#[cfg(feature = "jwt")]
+mod token;
 mod websocket;
 mod ws_send;
 
@@ -267,6 +269,8 @@ pub use functions::{call_consumer, call_consumer_batch, call_custom, call_http, 
 pub use http::TestRequest;
 pub use outcome::{Ack, BatchResult, CustomResult, HandlerError, HttpOutcome, Outcome};
 pub use schedule::TestTrigger;
+#[cfg(feature = "jwt")]
+pub use token::TestToken;
 pub use websocket::{TEST_CONNECTION_ID, TestMessage};
 pub use ws_send::{RecordedSend, WsAnswer, WsRecorder, WsReply};
 
