@@ -12,7 +12,7 @@ use syn::{FnArg, Item, ItemFn, ReturnType, Signature, Type};
 use crate::args::{self, Binding, Errors, HandlerArgs};
 use crate::kind::{ConsumerMode, KindSpec};
 use crate::path_check;
-use crate::types::{type_text, wrapped};
+use crate::types::{json_payloads, wrapped};
 use celerity_tags::TagKind;
 
 /// Expands a handler attribute of `kind`.
@@ -254,7 +254,16 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
     let kind_type = &spec.kind;
     let argument_checks = types.iter().map(|ty| {
         let argument = respan(spec.argument.clone(), ty.span());
-        match wrapped(ty, "Valid") {
+        // Ahead of the kind's check, which would name the whole argument:
+        // what a `Json<T>` reads into must be `Deserialize`, and the value
+        // behind `State<T>` shared across threads.
+        let payloads = json_payloads(ty).into_iter().map(
+            |payload| quote_spanned!(payload.span()=> let _ = <#payload as ::celerity::__private::JsonInput>::OK;),
+        );
+        let shared = wrapped(ty, "State")
+            .map(|shared| quote_spanned!(shared.span()=> let _ = <#shared as ::celerity::__private::SharedState>::OK;));
+        let precise = quote!(#(#payloads)* #shared);
+        let kind_check = match wrapped(ty, "Valid") {
             Some(inner) => {
                 let kind = respan(kind_type.clone(), inner.span());
                 quote_spanned! {inner.span()=>
@@ -263,7 +272,8 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
                 }
             }
             None => quote_spanned!(ty.span()=> let _ = <#ty as #argument>::OK;),
-        }
+        };
+        quote!(#precise #kind_check)
     });
 
     // The return value, against what the kind answers with, and the future,
@@ -273,7 +283,11 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
     let answer_check = match &sig.output {
         ReturnType::Type(_, ty) => {
             let answer = respan(spec.answer.clone(), ty.span());
-            Some(quote_spanned!(ty.span()=> #answer::check(&__celerity_future.await);))
+            let payloads = json_payloads(ty).into_iter().map(
+                |payload| quote_spanned!(payload.span()=> let _ = <#payload as ::celerity::__private::JsonOutput>::OK;),
+            );
+            let check = quote_spanned!(ty.span()=> #answer::check(&__celerity_future.await););
+            Some(quote!(#(#payloads)* #check))
         }
         // `()` is an answer of every kind.
         ReturnType::Default => None,
@@ -299,7 +313,7 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
         };
     };
 
-    let body_check = spec.body.map(|body| body_check(&spec, body, &types));
+    let body_check = spec.body_reader.map(|reader| body_check(&spec, reader, &types));
 
     let key = match &args.binding {
         Binding::Tag(tag) => {
@@ -369,8 +383,8 @@ fn registration(kind: TagKind, function: &ItemFn, args: &HandlerArgs) -> TokenSt
 }
 
 /// A compile-time check that at most one argument reads the event's body:
-/// for each pair that both do, a panic naming the two types.
-fn body_check<'a>(spec: &KindSpec, body: &str, types: &[&'a Type]) -> Option<TokenStream> {
+/// for each pair that both do, an unmet bound naming the two types.
+fn body_check<'a>(spec: &KindSpec, reader: &str, types: &[&'a Type]) -> Option<TokenStream> {
     if types.len() < 2 {
         return None;
     }
@@ -379,28 +393,23 @@ fn body_check<'a>(spec: &KindSpec, body: &str, types: &[&'a Type]) -> Option<Tok
     let mut checks = Vec::new();
     for second in 1..types.len() {
         for first in 0..second {
-            let message = format!(
-                "`{}` and `{}` both read {body}, but {} can read it with one argument only: keep one of them",
-                type_text(types[first]),
-                type_text(types[second]),
-                spec.handler_noun
-            );
             let (a, b) = (checked(types[first]), checked(types[second]));
             let argument_a = respan(spec.argument.clone(), a.span());
             let argument_b = respan(spec.argument.clone(), b.span());
             let span = b.span();
+            let reader = proc_macro2::Ident::new(reader, span);
             checks.push(quote_spanned! {span=>
-                if <#a as #argument_a>::READS_BODY && <#b as #argument_b>::READS_BODY {
-                    ::core::panic!(#message);
-                }
+                <::celerity::__private::BodyReaders<{
+                    <#a as #argument_a>::READS_BODY && <#b as #argument_b>::READS_BODY
+                }> as ::celerity::__private::#reader<#a, #b>>::check();
             });
         }
     }
     Some(quote! {
         #[allow(dead_code)]
-        const AT_MOST_ONE_ARGUMENT_READS_THE_BODY: () = {
+        fn __celerity_at_most_one_argument_reads_the_body() {
             #(#checks)*
-        };
+        }
     })
 }
 
@@ -429,7 +438,7 @@ mod tests {
             ":: celerity :: __private :: SendFuture :: check",
             "Probe :: < :: celerity :: http :: Http , (Path < u64 > , Context ,) , _ > :: new (get_order",
             ". max_concurrent (3)",
-            "AT_MOST_ONE_ARGUMENT_READS_THE_BODY",
+            "__celerity_at_most_one_argument_reads_the_body",
         ] {
             assert!(out.contains(part), "missing {part:?} in:\n{out}");
         }
@@ -538,15 +547,5 @@ mod tests {
         );
         let out = expand_str(TagKind::Http, quote!("GET::/x"), item);
         assert_eq!(out.matches("compile_error").count(), 5, "{out}");
-    }
-
-    #[test]
-    fn types_read_as_written() {
-        let ty: Type = syn::parse_quote!(Option<Json<Order>>);
-        assert_eq!(type_text(&ty), "Option<Json<Order>>");
-        let ty: Type = syn::parse_quote!(&'static str);
-        assert_eq!(type_text(&ty), "&'static str");
-        let ty: Type = syn::parse_quote!(celerity::http::Path<(String, u32)>);
-        assert_eq!(type_text(&ty), "celerity::http::Path<(String, u32)>");
     }
 }

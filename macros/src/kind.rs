@@ -15,11 +15,10 @@ pub struct KindSpec {
     pub argument: TokenStream,
     /// What a return value of the kind is checked against.
     pub answer: TokenStream,
-    /// When the kind has a body only one argument may read: what the body is
-    /// called, for the message when two arguments read it.
-    pub body: Option<&'static str>,
-    /// How the kind is named in messages: "an HTTP handler".
-    pub handler_noun: &'static str,
+    /// When the kind has a body only one argument may read: the trait in
+    /// `celerity::__private` whose unmet bound says, in the kind's words,
+    /// that two arguments read it.
+    pub body_reader: Option<&'static str>,
 }
 
 /// The forms of a `#[consumer]`.
@@ -38,45 +37,39 @@ impl KindSpec {
                 kind: quote!(::celerity::http::Http),
                 argument: quote!(::celerity::http::HttpArgument),
                 answer: quote!(::celerity::http::HttpAnswer),
-                body: Some("the request body"),
-                handler_noun: "an HTTP handler",
+                body_reader: Some("OneRequestBodyReader"),
             },
             TagKind::WebSocket => KindSpec {
                 kind: quote!(::celerity::websocket::WebSocket),
                 argument: quote!(::celerity::websocket::WebSocketArgument),
                 answer: quote!(::celerity::websocket::WebSocketAnswer),
-                body: Some("the message body"),
-                handler_noun: "a WebSocket handler",
+                body_reader: Some("OneMessageBodyReader"),
             },
             TagKind::Consumer => match mode {
                 ConsumerMode::Record => KindSpec {
                     kind: quote!(::celerity::consumer::PerRecord),
                     argument: quote!(::celerity::consumer::ConsumerArgument),
                     answer: quote!(::celerity::consumer::ConsumerAnswer),
-                    body: None,
-                    handler_noun: "a consumer",
+                    body_reader: None,
                 },
                 ConsumerMode::Batch => KindSpec {
                     kind: quote!(::celerity::consumer::WholeBatch),
                     argument: quote!(::celerity::consumer::ConsumerBatchArgument),
                     answer: quote!(::celerity::consumer::ConsumerBatchAnswer),
-                    body: None,
-                    handler_noun: "a batch consumer",
+                    body_reader: None,
                 },
             },
             TagKind::Schedule => KindSpec {
                 kind: quote!(::celerity::schedule::Schedule),
                 argument: quote!(::celerity::schedule::ScheduleArgument),
                 answer: quote!(::celerity::schedule::ScheduleAnswer),
-                body: None,
-                handler_noun: "a schedule handler",
+                body_reader: None,
             },
             TagKind::Custom => KindSpec {
                 kind: quote!(::celerity::custom::Custom),
                 argument: quote!(::celerity::custom::CustomArgument),
                 answer: quote!(::celerity::custom::CustomAnswer),
-                body: Some("the payload"),
-                handler_noun: "a custom handler",
+                body_reader: Some("OnePayloadReader"),
             },
         }
     }

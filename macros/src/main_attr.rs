@@ -131,9 +131,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let run = quote_spanned!(output_span=> ::celerity::__private::main_on::<#output_type, _>);
     let builder = runtime_builder(&runtime);
+    let at_root = quote_spanned! {ident.span()=>
+        <::celerity::__private::AtCrateRoot<{ ::celerity::__private::is_crate_root(::core::module_path!()) }>
+            as ::celerity::__private::MainAtCrateRoot>::check();
+    };
     quote! {
         #(#attrs)*
         #vis fn #ident() -> ::std::process::ExitCode {
+            #at_root
             async fn __celerity_main() #output #block
             #run(#builder, __celerity_main)
         }

@@ -248,6 +248,125 @@ pub trait HandlerFutureIsSend {
 
 impl HandlerFutureIsSend for IsSend {}
 
+/// Met by `T` of a `Json<T>` argument, checked ahead of the kind's own
+/// check so that a missing derive is named as such.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `serde::Deserialize`, so a `Json<{Self}>` argument cannot be read into it",
+    label = "needs `#[derive(serde::Deserialize)]`",
+    note = "add `#[derive(serde::Deserialize)]` to `{Self}` (serde with its `derive` feature)"
+)]
+pub trait JsonInput {
+    /// Named by the attribute macros' spanned checks.
+    const OK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::de::DeserializeOwned> JsonInput for T {}
+
+/// Met by `T` of a `Json<T>` a handler returns.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `serde::Serialize`, so a `Json<{Self}>` answer cannot be written from it",
+    label = "needs `#[derive(serde::Serialize)]`",
+    note = "add `#[derive(serde::Serialize)]` to `{Self}` (serde with its `derive` feature)"
+)]
+pub trait JsonOutput {
+    /// Named by the attribute macros' spanned checks.
+    const OK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize> JsonOutput for T {}
+
+/// Met by `T` of a `State<T>` argument: one value, shared by every handler
+/// that takes it, on any of the runtime's threads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` must be `Send + Sync` to be `State<{Self}>`: one value is shared by every handler that takes it, on any thread",
+    label = "not `Send + Sync`",
+    note = "put what changes behind a lock (`std::sync::Mutex<..>`, `RwLock<..>`, `tokio::sync::Mutex<..>`) or use atomics, and `Arc` rather than `Rc`"
+)]
+pub trait SharedState {
+    /// Named by the attribute macros' spanned checks.
+    const OK: () = ();
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Send + Sync + 'static> SharedState for T {}
+
+/// Whether two arguments of one handler both read the event's body:
+/// [`BodyReaders<false>`] meets the one-reader checks below.
+pub struct BodyReaders<const BOTH: bool>;
+
+/// A check, per kind with a body, that at most one of a handler's
+/// arguments reads it, in that kind's words. A trait bound rather than a
+/// `const` assertion, so that the error is the SDK's message alone, not a
+/// failed constant evaluation around it.
+macro_rules! one_body_reader {
+    ($($(#[$doc:meta])* $name:ident: $message:literal, $readers:literal;)*) => {$(
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(message = $message, label = "a second argument that reads the body", note = $readers)]
+        pub trait $name<A: ?Sized, B: ?Sized> {
+            /// Named by the attribute macros' spanned checks.
+            fn check() {}
+        }
+
+    )*};
+}
+
+one_body_reader! {
+    /// Met by an HTTP handler whose arguments read the request body once at most.
+    OneRequestBodyReader:
+        "`{A}` and `{B}` both read the request body, but an HTTP handler can read it with one argument only: keep one of them",
+        "`Json<T>`, `Option<Json<T>>`, `String`, `Bytes` and `Request` each read the whole body";
+    /// Met by a WebSocket handler whose arguments read the message once at most.
+    OneMessageBodyReader:
+        "`{A}` and `{B}` both read the message body, but a WebSocket handler can read it with one argument only: keep one of them",
+        "`Message`, `Json<T>`, `String` and `Bytes` each read the whole message";
+    /// Met by a custom handler whose arguments read the payload once at most.
+    OnePayloadReader:
+        "`{A}` and `{B}` both read the payload, but a custom handler can read it with one argument only: keep one of them",
+        "`Invocation`, `Json<T>`, `String` and `Bytes` each read the whole payload";
+}
+
+// Outside the macro, so that the compiler's note on where the check holds
+// quotes one line rather than the macro's expansion.
+impl<A: ?Sized, B: ?Sized> OneRequestBodyReader<A, B> for BodyReaders<false> {}
+impl<A: ?Sized, B: ?Sized> OneMessageBodyReader<A, B> for BodyReaders<false> {}
+impl<A: ?Sized, B: ?Sized> OnePayloadReader<A, B> for BodyReaders<false> {}
+
+/// Whether `module_path` (the `module_path!()` of `#[celerity::main]`'s
+/// function) is a crate's root: a path of one segment.
+pub const fn is_crate_root(module_path: &str) -> bool {
+    let bytes = module_path.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b':' {
+            return false;
+        }
+        at += 1;
+    }
+    true
+}
+
+/// Where `#[celerity::main]`'s function stands: [`AtCrateRoot<true>`] at
+/// the crate's root, where Rust looks for `main`.
+pub struct AtCrateRoot<const ROOT: bool>;
+
+/// Met by a `#[celerity::main] fn main` at the root of its crate: a `main`
+/// in a module is an ordinary function that nothing calls, so its
+/// application would never run.
+#[diagnostic::on_unimplemented(
+    message = "`#[celerity::main]` goes on the crate root's `fn main`, the one Rust runs: this `main` is inside a module, so nothing would ever call it",
+    label = "inside a module",
+    note = "move it to `src/main.rs` (or the binary's root file), or build the `App` in the module and return it from the root `main`"
+)]
+pub trait MainAtCrateRoot {
+    /// Named by `#[celerity::main]`'s spanned check.
+    fn check() {}
+}
+
+#[diagnostic::do_not_recommend]
+impl MainAtCrateRoot for AtCrateRoot<true> {}
+
 /// The future [`MainOutput::finish`] returns.
 pub type MainFuture = Pin<Box<dyn Future<Output = Result<(), Error>>>>;
 

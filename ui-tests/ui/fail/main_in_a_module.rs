@@ -1,0 +1,6 @@
+mod server {
+    #[celerity::main]
+    pub async fn main() {}
+}
+
+fn main() {}
