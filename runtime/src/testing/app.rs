@@ -219,9 +219,11 @@ impl TestApp {
     ///
     /// # Panics
     ///
-    /// When a handler's tag is malformed, or two handlers are bound the same
-    /// way: either stops a real application from starting, with the same
-    /// message.
+    /// Where a real application would fail to start, with the same message:
+    /// a handler's tag is malformed, two handlers are bound the same way, a
+    /// guard is named but not registered, or, once the call runs, the
+    /// handler takes `State<T>` of a `T` the `App` was given no value of,
+    /// or configuration or a resource that its start could not prepare.
     pub fn call(&self, tag: &str, event: impl Into<Event>) -> Call {
         let registrations = self.app.checked_registrations(None).unwrap_or_else(|error| panic!("{error}"));
         let registration = registrations
