@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use celerity_testkit::event;
 use celerity_testkit::proto::v1::{self as pb, result::Outcome};
-use common::{WAIT, start};
+use common::{WAIT, start, start_unversioned};
 
 fn send_request(body: serde_json::Value) -> event::HttpEvent {
     event::http("POST", "/ws/send").header("content-type", "application/json").body(body.to_string())
@@ -198,6 +198,36 @@ async fn wait_for_ack_adds_the_id_and_ack_to_a_json_payload() {
     conn.ws_ack_success(&send.correlation_id).unwrap();
     assert_eq!(json_answer(&conn.result(&id).await.unwrap())["result"], "ok");
     served.drain_and_exit().await;
+}
+
+#[tokio::test]
+async fn a_runtime_without_version_cannot_confirm_wait_for_ack_and_the_send_says_so() {
+    let mut served = start_unversioned(&[]).await;
+    let conn = &served.conn;
+    let send_twice = || {
+        send_request(serde_json::json!({"messages": [
+            {"connection": "c1", "text": "{\"n\":1}", "wait_for_ack": true},
+            {"connection": "c2", "text": "{\"n\":2}"},
+        ]}))
+    };
+    for _ in 0..2 {
+        let id = conn.dispatch(send_twice()).unwrap();
+        // Such a runtime writes each message and answers success at once.
+        let send = conn.next_ws_send().await.unwrap();
+        conn.ws_ack_success(&send.correlation_id).unwrap();
+        let answer = json_answer(&conn.result(&id).await.unwrap());
+        assert_eq!(answer["result"], "unconfirmed", "{answer}");
+        assert_eq!(answer["unconfirmed"], serde_json::json!([0]), "{answer}");
+        assert_eq!(answer["failed"], serde_json::json!([]), "{answer}");
+    }
+    // A send that asks for no acknowledgement is what the runtime says.
+    let id = conn.dispatch(send_request(serde_json::json!({"messages": [{"connection": "c3", "text": "x"}]}))).unwrap();
+    let send = conn.next_ws_send().await.unwrap();
+    conn.ws_ack_success(&send.correlation_id).unwrap();
+    assert_eq!(json_answer(&conn.result(&id).await.unwrap())["result"], "ok");
+    served.drain_and_exit().await;
+    let output = served.process.output_text();
+    assert_eq!(output.matches("does not wait for a client's acknowledgement").count(), 1, "said once:\n{output}");
 }
 
 #[tokio::test]

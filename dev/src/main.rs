@@ -4,6 +4,7 @@
 //! celerity-dev run <package | path-to-binary> [--port 8080] [--blueprint FILE | --no-blueprint]
 //!                  [--config dev.json] [--timeout-ms 30000]
 //!                  [--ack-timeout-ms 10000] [--ack-attempts 3] [--drain-timeout-ms MS]
+//!                  [--no-protocol-version]
 //! celerity-dev push <sourceId> <handlerName> <records.json | -> [--port 8080]
 //! celerity-dev schedule <scheduleId> <handlerName> [--port 8080]
 //! celerity-dev invoke <handlerName> [payload-json] [--async] [--port 8080]
@@ -63,6 +64,7 @@ const USAGE: &str = "usage:
   celerity-dev run <package | path-to-binary> [--port PORT] [--blueprint FILE | --no-blueprint]
                    [--config FILE] [--timeout-ms MS]
                    [--ack-timeout-ms MS] [--ack-attempts N] [--drain-timeout-ms MS]
+                   [--no-protocol-version]
   celerity-dev push <sourceId> <handlerName> <records.json | -> [--port PORT]
   celerity-dev schedule <scheduleId> <handlerName> [--port PORT]
   celerity-dev invoke <handlerName> [payload-json] [--async] [--port PORT]";
@@ -82,6 +84,11 @@ struct RunOptions {
     ack_timeout: Option<Duration>,
     ack_attempts: Option<u32>,
     drain_timeout: Option<Duration>,
+    /// `--no-protocol-version`: behave as the public runtime that predates
+    /// version negotiation, which sends no protocol version and answers a
+    /// WebSocket send once it is written, never waiting for a client's
+    /// acknowledgement.
+    no_protocol_version: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +120,7 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
         ack_timeout: None,
         ack_attempts: None,
         drain_timeout: None,
+        no_protocol_version: false,
     };
     let mut is_async = false;
     while let Some(arg) = args.next() {
@@ -136,6 +144,7 @@ fn parse_args(args: &[String]) -> Result<Command_, String> {
                 let n: u32 = value.parse().map_err(|_| format!("--ack-attempts {value:?}: expected a number"))?;
                 options.ack_attempts = Some(n.max(1));
             }
+            "--no-protocol-version" if command == "run" => options.no_protocol_version = true,
             "--async" if command == "invoke" => is_async = true,
             "-" => positional.push(arg.clone()),
             other if other.starts_with("--") => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -367,7 +376,14 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     let built = build(&options.target)?;
     let binary = built.binary.clone();
     let app = Arc::new(application(&options, named, &built, dev_config)?);
-    let runtime_config = app.runtime_config();
+    let mut runtime_config = app.runtime_config();
+    if options.no_protocol_version {
+        runtime_config.protocol_version = None;
+        log::line(
+            "as a runtime without protocol version negotiation: no version is sent, and WebSocket sends are \
+             answered once written, without waiting for clients' acknowledgements",
+        );
+    }
 
     // Bound first: a port in use is a startup error, not a surprise later.
     let listener = TcpListener::bind(("127.0.0.1", options.port))
@@ -401,6 +417,7 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
             .or(ws.ack_timeout_ms.map(Duration::from_millis))
             .unwrap_or(defaults.ack_timeout),
         ack_attempts: options.ack_attempts.or(ws.ack_attempts).unwrap_or(defaults.ack_attempts),
+        waits_for_client_acks: !options.no_protocol_version,
     };
     let hub = Hub::new(ws_options);
     let mut builder = Dispatcher::builder()
@@ -653,10 +670,12 @@ mod tests {
             "50",
             "--ack-attempts",
             "2",
+            "--no-protocol-version",
         ]))
         .unwrap() else {
             panic!("not run")
         };
+        assert!(options.no_protocol_version);
         assert_eq!(options.target, "hello");
         assert_eq!(options.port, 9000);
         assert_eq!(options.timeout, Some(Duration::from_millis(500)));

@@ -30,13 +30,23 @@ pub struct WsOptions {
     pub route_key: String,
     /// How long to wait for a client's acknowledgement of one attempt.
     pub ack_timeout: Duration,
+    /// Whether a message sent with `wait_for_ack` waits for its client's
+    /// acknowledgement, as a runtime that negotiated the protocol version
+    /// does; without, it is answered once written, as the runtime that
+    /// predates negotiation answers.
+    pub waits_for_client_acks: bool,
     /// How many attempts before a message is declared lost.
     pub ack_attempts: u32,
 }
 
 impl Default for WsOptions {
     fn default() -> Self {
-        WsOptions { route_key: "event".to_owned(), ack_timeout: Duration::from_secs(10), ack_attempts: 3 }
+        WsOptions {
+            route_key: "event".to_owned(),
+            ack_timeout: Duration::from_secs(10),
+            ack_attempts: 3,
+            waits_for_client_acks: true,
+        }
     }
 }
 
@@ -223,7 +233,7 @@ impl Hub {
                 Err(_) => return WsOutcome::Failed("a text message that is not UTF-8".to_owned()),
             }
         };
-        if !out.wait_for_ack {
+        if !out.wait_for_ack || !self.options.waits_for_client_acks {
             return match self.send_to(&out.connection_id, message) {
                 Ok(()) => WsOutcome::Delivered,
                 Err(e) => WsOutcome::Failed(e),
@@ -513,6 +523,23 @@ mod tests {
         assert_eq!(ack_id(&bin).as_deref(), Some("b1"));
         let bare = WsOutbound { message: Bytes::from_static(b"hi"), message_id: "o-2".into(), ..Default::default() };
         assert_eq!(ack_id(&bare).as_deref(), Some("o-2"));
+    }
+
+    #[tokio::test]
+    async fn without_negotiation_a_message_asking_for_an_ack_is_answered_once_written() {
+        let hub = Hub::new(WsOptions { waits_for_client_acks: false, ..WsOptions::default() });
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        hub.register("c1", tx);
+        let asking = WsOutbound {
+            connection_id: "c1".into(),
+            message: Bytes::from_static(br#"{"messageId":"m-1","ack":true}"#),
+            wait_for_ack: true,
+            message_id: "m-1".into(),
+            ..Default::default()
+        };
+        // Never acknowledged by the client, and delivered all the same.
+        assert_eq!(hub.deliver(vec![asking]).await, [WsOutcome::Delivered]);
+        assert!(matches!(rx.recv().await, Some(Message::Text(text)) if text.contains("m-1")));
     }
 
     #[tokio::test]

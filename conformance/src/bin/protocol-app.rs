@@ -131,14 +131,16 @@ fn outbound(message: WsMessage) -> Outbound {
     out.wait_for_ack(message.wait_for_ack.unwrap_or(false))
 }
 
-/// What became of a send, as JSON: `result` is ok, failed, timed_out,
-/// disconnected or invalid; `failed` lists `[index, connection, error]`.
+/// What became of a send, as JSON: `result` is ok, failed, unconfirmed,
+/// timed_out, disconnected or invalid; `failed` lists `[index, connection,
+/// error]` and `unconfirmed` the indexes the runtime could not confirm.
 fn describe(outcome: &Result<SendReport, SendError>) -> serde_json::Value {
     match outcome {
         Ok(_) => serde_json::json!({ "result": "ok" }),
         Err(error) => {
             let result = match error {
                 SendError::Failed(_) => "failed",
+                SendError::Unconfirmed(_) => "unconfirmed",
                 SendError::TimedOut { .. } => "timed_out",
                 SendError::Disconnected { .. } => "disconnected",
                 SendError::Invalid { .. } => "invalid",
@@ -146,7 +148,8 @@ fn describe(outcome: &Result<SendReport, SendError>) -> serde_json::Value {
             };
             let failed: Vec<serde_json::Value> =
                 error.failures().iter().map(|f| serde_json::json!([f.index(), f.connection_id(), f.error()])).collect();
-            serde_json::json!({ "result": result, "failed": failed, "error": error.to_string() })
+            let unconfirmed = error.report().map(|report| report.unconfirmed_indexes()).unwrap_or_default();
+            serde_json::json!({ "result": result, "failed": failed, "unconfirmed": unconfirmed, "error": error.to_string() })
         }
     }
 }

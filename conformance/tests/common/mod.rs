@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use celerity_conformance::HANDLERS;
 use celerity_testkit::proto::v1::{self as pb, result::Outcome};
-use celerity_testkit::{Connection, HandlerProcess, TestRuntime, event};
+use celerity_testkit::{Connection, HandlerProcess, TestRuntime, TestRuntimeBuilder, event};
 
 /// Generous: the suite must pass on a loaded two-core machine. Nothing
 /// waits this long unless something is wrong.
@@ -26,7 +26,17 @@ pub struct Served {
 /// Starts `protocol-app` with a pool of 4, a 200 ms cancellation grace and
 /// `env` on top, and completes its handshake.
 pub async fn start(env: &[(&str, &str)]) -> Served {
-    let mut builder = TestRuntime::builder().wait_timeout(WAIT);
+    start_with(env, |builder| builder).await
+}
+
+/// [`start`] under a runtime that sends no protocol version, as the
+/// public runtime that predates version negotiation does.
+pub async fn start_unversioned(env: &[(&str, &str)]) -> Served {
+    start_with(env, TestRuntimeBuilder::no_protocol_version).await
+}
+
+async fn start_with(env: &[(&str, &str)], runtime: impl FnOnce(TestRuntimeBuilder) -> TestRuntimeBuilder) -> Served {
+    let mut builder = runtime(TestRuntime::builder().wait_timeout(WAIT));
     for (name, tag) in HANDLERS {
         builder = builder.handler(*name, *tag);
     }

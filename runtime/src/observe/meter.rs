@@ -82,7 +82,9 @@ impl Meter {
     /// A WebSocket send ended.
     pub(crate) fn ws_done(&self, outcome: &WsOutcome) {
         match outcome {
-            WsOutcome::Acked(ack) => {
+            // The runtime's answer is counted alike whether or not it can
+            // speak for the clients; the send's own result tells them apart.
+            WsOutcome::Acked(ack) | WsOutcome::Written(ack) => {
                 self.ws_acks.increment(1);
                 if !ack.failures.is_empty() {
                     counter!(WS_FAILURES, LABEL_REASON => "message").increment(ack.failures.len() as u64);

@@ -121,6 +121,13 @@ pub struct Session {
     /// WebSocket sends asked for before the handshake completed, sent once
     /// it has: (correlation id, messages, timeout).
     ws_queued: Vec<(String, Vec<pb::WsOutbound>, u64)>,
+    /// Whether the runtime's `WsSendAck` covers clients' acknowledgements:
+    /// only a runtime that negotiated the protocol version reads
+    /// `wait_for_ack`. Set at the handshake.
+    acks_negotiated: bool,
+    /// Whether the log has said that this runtime cannot confirm clients'
+    /// acknowledgements: said once, at the first send that asks for one.
+    unconfirmed_said: bool,
 }
 
 impl Session {
@@ -153,6 +160,8 @@ impl Session {
             warnings: warnings::Warnings::default(),
             ws_pending: ws::PendingSends::default(),
             ws_queued: Vec::new(),
+            acks_negotiated: true,
+            unconfirmed_said: false,
         }
     }
 

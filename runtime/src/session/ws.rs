@@ -16,6 +16,11 @@ use celerity_proto::v1::WsSendAck;
 pub enum WsOutcome {
     /// The runtime acknowledged it, with an outcome per message.
     Acked(WsSendAck),
+    /// The runtime answered it, but the runtime predates protocol version
+    /// negotiation and never reads `wait_for_ack`: its answer says which
+    /// messages it wrote to their connections, not that any client
+    /// acknowledged one.
+    Written(WsSendAck),
     /// No acknowledgement came within the send's timeout.
     TimedOut,
     /// The stream ended, or was never open for sending, before an

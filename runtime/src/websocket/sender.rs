@@ -165,6 +165,7 @@ impl WsSender {
         }
         match outcome.await {
             Ok(WsOutcome::Acked(ack)) => SendReport::from_ack_kept(ack, &sent).into_result(),
+            Ok(WsOutcome::Written(ack)) => SendReport::from_written_kept(ack, &sent).into_result(),
             Ok(WsOutcome::TimedOut) => Err(self.timed_out(&sent)),
             Ok(WsOutcome::TooLarge { bytes, limit }) => Err(SendError::TooLarge { messages: sent.len(), bytes, limit }),
             Ok(WsOutcome::Disconnected) | Err(_) => Err(disconnected(&sent)),
@@ -251,6 +252,54 @@ mod tests {
         let report = result.unwrap();
         assert_eq!((report.correlation_id(), report.len()), (correlation_id.as_str(), 3));
         assert!(report.is_success() && (0..3).all(|index| report.succeeded(index)));
+    }
+
+    #[tokio::test]
+    async fn a_runtime_that_never_waits_for_clients_leaves_wait_for_ack_unconfirmed() {
+        let success = |correlation_id: &str| WsSendAck {
+            correlation_id: correlation_id.to_owned(),
+            success: true,
+            failures: vec![],
+        };
+        let (_, messages, result) = send_answered(|id| WsOutcome::Written(success(id))).await;
+        let error = result.unwrap_err();
+        assert!(matches!(error, SendError::Unconfirmed(_)), "{error:?}");
+        let report = error.report().unwrap();
+        assert_eq!(report.unconfirmed_indexes(), [0], "only the first message asked for its client's acknowledgement");
+        assert!(!report.succeeded(0) && report.succeeded(1) && report.succeeded(2));
+        assert!(error.failures().is_empty());
+        assert_eq!(into_wire_batch(error.retry_batch()).unwrap(), [messages[0].clone()]);
+        assert!(
+            error.to_string().starts_with("1 of 3 WebSocket messages asked for their client's acknowledgement"),
+            "{error}"
+        );
+
+        // A failure is a failure first; the report still names what is unconfirmed.
+        let (_, _, result) = send_answered(|id| {
+            WsOutcome::Written(WsSendAck {
+                correlation_id: id.to_owned(),
+                success: false,
+                failures: vec![celerity_proto::v1::WsSendFailure {
+                    index: 1,
+                    connection_id: "c-2".into(),
+                    error_message: "gone".into(),
+                }],
+            })
+        })
+        .await;
+        let error = result.unwrap_err();
+        assert!(matches!(&error, SendError::Failed(report) if report.unconfirmed_indexes() == [0]), "{error:?}");
+        assert_eq!(error.failed_indexes(), [1]);
+
+        // Without wait_for_ack, what the runtime wrote is all there is to know.
+        let (commands, mut driver) = mpsc::unbounded_channel();
+        let ws = WsSender::new(commands);
+        let send = tokio::spawn(async move { ws.send(Outbound::text("c-1", "plain")).await });
+        let Some(Command::WsSend { correlation_id, reply, .. }) = driver.recv().await else {
+            panic!("expected the send")
+        };
+        let _ = reply.send(WsOutcome::Written(success(&correlation_id)));
+        assert!(send.await.unwrap().unwrap().is_success());
     }
 
     #[tokio::test]

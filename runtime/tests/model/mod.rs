@@ -869,6 +869,11 @@ impl Harness {
                             assert!(deadline.is_none() && bytes > limit && *limit == FRAME_LIMIT);
                         }
                         WsOutcome::Acked(_) => {}
+                        // The modelled runtime sends its protocol version, so
+                        // its answers speak for the clients.
+                        WsOutcome::Written(_) => {
+                            panic!("send {correlation_id:?} answered as unconfirmed by a versioned runtime")
+                        }
                     }
                 }
                 Action::Serving | Action::Warn(_) => {}

@@ -14,7 +14,8 @@ impl Session {
             Ok(binding) => binding,
             Err(error) => return self.fail(error),
         };
-        if config.protocol_version.is_none() {
+        self.acks_negotiated = config.protocol_version.is_some();
+        if !self.acks_negotiated {
             self.actions.push_back(Action::UnversionedRuntime);
         }
         let ready = handshake::ready(&self.config.handlers, &binding, self.credit.window(), &self.config.sdk_version);

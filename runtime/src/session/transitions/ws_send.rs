@@ -15,6 +15,15 @@ impl Session {
         messages: Vec<pb::WsOutbound>,
         timeout_ms: u64,
     ) {
+        if !self.acks_negotiated && !self.unconfirmed_said && messages.iter().any(|m| m.wait_for_ack) {
+            self.unconfirmed_said = true;
+            self.actions.push_back(Action::Warn(
+                "the runtime predates protocol version negotiation and does not wait for a client's \
+                 acknowledgement: a WebSocket send with wait_for_ack ends SendError::Unconfirmed once the \
+                 runtime has written it"
+                    .to_owned(),
+            ));
+        }
         let message = HandlerMessage {
             frame: Some(handler_message::Frame::WsSend(pb::WsSend {
                 correlation_id: correlation_id.clone(),
@@ -44,7 +53,8 @@ impl Session {
     pub(in crate::session) fn on_ws_ack(&mut self, ack: pb::WsSendAck) {
         if self.ws_pending.remove(&ack.correlation_id) {
             let correlation_id = ack.correlation_id.clone();
-            self.actions.push_back(Action::WsDone { correlation_id, outcome: WsOutcome::Acked(ack) });
+            let outcome = if self.acks_negotiated { WsOutcome::Acked(ack) } else { WsOutcome::Written(ack) };
+            self.actions.push_back(Action::WsDone { correlation_id, outcome });
             // The last thing a drain waited for may have been this.
             self.after_answers();
         } else {

@@ -25,6 +25,9 @@ pub struct SendReport {
     /// Ordered by index, one per index.
     failures: Vec<Failure>,
     anomalies: Vec<AckAnomaly>,
+    /// The messages that asked for their client's acknowledgement under a
+    /// runtime that never waits for one, as sent, ordered by index.
+    unconfirmed: Vec<(usize, pb::WsOutbound)>,
 }
 
 impl SendReport {
@@ -41,6 +44,19 @@ impl SendReport {
     /// [`from_ack`](Self::from_ack) against the batch as the sender keeps it.
     pub(crate) fn from_ack_kept(ack: pb::WsSendAck, sent: &SentBatch) -> SendReport {
         SendReport::read(ack, sent)
+    }
+
+    /// The answer of a runtime that predates protocol version negotiation,
+    /// against the batch as the sender keeps it. Such a runtime never reads
+    /// `wait_for_ack`, so a message that asked for its client's
+    /// acknowledgement and did not fail is unconfirmed, not a success.
+    pub(crate) fn from_written_kept(ack: pb::WsSendAck, sent: &SentBatch) -> SendReport {
+        let mut report = SendReport::read(ack, sent);
+        report.unconfirmed = (0..sent.len())
+            .filter(|&index| sent.messages[index].wait_for_ack && report.failed(index).is_none())
+            .map(|index| (index, Sent::message(sent, index)))
+            .collect();
+        report
     }
 
     fn read(ack: pb::WsSendAck, sent: &(impl Sent + ?Sized)) -> SendReport {
@@ -84,7 +100,13 @@ impl SendReport {
                 _ => unique.push(Failure { index, error, message: sent.message(index) }),
             }
         }
-        SendReport { correlation_id: ack.correlation_id, len: sent.len(), failures: unique, anomalies }
+        SendReport {
+            correlation_id: ack.correlation_id,
+            len: sent.len(),
+            failures: unique,
+            anomalies,
+            unconfirmed: Vec::new(),
+        }
     }
 
     /// The correlation id of the acknowledgement.
@@ -102,10 +124,11 @@ impl SendReport {
         self.len == 0
     }
 
-    /// Whether every message succeeded and the acknowledgement was
-    /// consistent.
+    /// Whether every message succeeded, none is
+    /// [unconfirmed](Self::unconfirmed_indexes), and the acknowledgement
+    /// was consistent.
     pub fn is_success(&self) -> bool {
-        self.failures.is_empty() && self.anomalies.is_empty()
+        self.failures.is_empty() && self.anomalies.is_empty() && self.unconfirmed.is_empty()
     }
 
     /// The failure of message `index`, if it failed.
@@ -117,14 +140,39 @@ impl SendReport {
     }
 
     /// Whether message `index` is known to have succeeded: it is in the
-    /// batch, it is not among the failures, and the acknowledgement does not
-    /// report a failure it could not place.
+    /// batch, it is not among the failures nor the
+    /// [unconfirmed](Self::unconfirmed_indexes), and the acknowledgement
+    /// does not report a failure it could not place.
     pub fn succeeded(&self, index: usize) -> bool {
         let unplaced = self
             .anomalies
             .iter()
             .any(|anomaly| matches!(anomaly, AckAnomaly::IndexOutOfRange { .. } | AckAnomaly::FailedWithoutFailures));
-        index < self.len && !unplaced && self.failed(index).is_none()
+        index < self.len && !unplaced && self.failed(index).is_none() && !self.is_unconfirmed(index)
+    }
+
+    /// Whether message `index` asked for its client's acknowledgement
+    /// (`wait_for_ack`) from a runtime that predates protocol version
+    /// negotiation: the runtime wrote it to the connection and never
+    /// waited for the client, so whether the client received it is
+    /// unknown.
+    pub fn is_unconfirmed(&self, index: usize) -> bool {
+        self.unconfirmed.binary_search_by_key(&index, |(at, _)| *at).is_ok()
+    }
+
+    /// The indexes of the [unconfirmed](Self::is_unconfirmed) messages, in
+    /// batch order.
+    pub fn unconfirmed_indexes(&self) -> Vec<usize> {
+        self.unconfirmed.iter().map(|(index, _)| *index).collect()
+    }
+
+    /// The [unconfirmed](Self::is_unconfirmed) messages, in batch order,
+    /// each with the id and bytes it was sent with, for an application
+    /// that would rather a client receive one twice (it can tell by the
+    /// id) than not at all. Under the same runtime, sending them again is
+    /// unconfirmed again.
+    pub fn unconfirmed_batch(&self) -> Vec<Outbound> {
+        self.unconfirmed.iter().map(|(_, message)| Outbound::from(message.clone())).collect()
     }
 
     /// The failed messages, in batch order.
@@ -149,10 +197,18 @@ impl SendReport {
         self.failures.iter().map(Failure::to_outbound).collect()
     }
 
-    /// `Ok` when [`is_success`](Self::is_success), otherwise
-    /// [`SendError::Failed`] holding this report.
+    /// `Ok` when [`is_success`](Self::is_success); otherwise
+    /// [`SendError::Failed`] holding this report where a message failed or
+    /// the acknowledgement was inconsistent, and [`SendError::Unconfirmed`]
+    /// where the only shortfall is unconfirmed messages.
     pub fn into_result(self) -> Result<SendReport, SendError> {
-        if self.is_success() { Ok(self) } else { Err(SendError::Failed(self)) }
+        if self.is_success() {
+            Ok(self)
+        } else if self.failures.is_empty() && self.anomalies.is_empty() {
+            Err(SendError::Unconfirmed(self))
+        } else {
+            Err(SendError::Failed(self))
+        }
     }
 }
 
@@ -466,6 +522,13 @@ pub enum SendError {
     /// The runtime reported failures, or an acknowledgement that does not
     /// fit the batch.
     Failed(SendReport),
+    /// Nothing failed, but some messages asked for their client's
+    /// acknowledgement (`wait_for_ack`) from a runtime that predates
+    /// protocol version negotiation. Such a runtime writes a message to its
+    /// connection and answers at once, never waiting for the client, so
+    /// the report's [`unconfirmed_indexes`](SendReport::unconfirmed_indexes)
+    /// were written but not confirmed received. The rest succeeded.
+    Unconfirmed(SendReport),
     /// No acknowledgement came in time. The messages may or may not have
     /// been delivered.
     TimedOut {
@@ -502,7 +565,7 @@ impl SendError {
     /// The runtime's report, when it answered.
     pub fn report(&self) -> Option<&SendReport> {
         match self {
-            SendError::Failed(report) => Some(report),
+            SendError::Failed(report) | SendError::Unconfirmed(report) => Some(report),
             _ => None,
         }
     }
@@ -527,6 +590,10 @@ impl SendError {
     /// with:
     ///
     /// - [`Failed`](Self::Failed): exactly the failed messages;
+    /// - [`Unconfirmed`](Self::Unconfirmed): the unconfirmed messages, which
+    ///   a client may then receive twice (each carries its id, as
+    ///   `wait_for_ack` requires), and which the same runtime cannot
+    ///   confirm the second time either;
     /// - [`TimedOut`](Self::TimedOut), [`Disconnected`](Self::Disconnected):
     ///   the whole batch, since any of it may have failed. Some may then
     ///   arrive twice; a client can deduplicate those it can identify, which
@@ -537,6 +604,7 @@ impl SendError {
         match self {
             SendError::Invalid { .. } | SendError::TooLarge { .. } => Vec::new(),
             SendError::Failed(report) => report.retry_batch(),
+            SendError::Unconfirmed(report) => report.unconfirmed_batch(),
             SendError::TimedOut { sent, .. } | SendError::Disconnected { sent, .. } => {
                 sent.iter().cloned().map(Outbound::from).collect()
             }
@@ -566,6 +634,14 @@ impl fmt::Display for SendError {
                 }
                 Ok(())
             }
+            SendError::Unconfirmed(report) => write!(
+                f,
+                "{} of {} WebSocket messages asked for their client's acknowledgement, which the runtime cannot \
+                 give: it predates protocol version negotiation and answers once a message is written, so \
+                 whether those clients received them is unknown",
+                report.unconfirmed.len(),
+                report.len
+            ),
             SendError::TimedOut { correlation_id, after, sent } => write!(
                 f,
                 "no acknowledgement for WebSocket send {correlation_id:?} ({} messages) within {after:?}; \
