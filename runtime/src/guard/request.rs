@@ -91,8 +91,7 @@ impl GuardRequest {
     ///
     /// When the name or value is not valid HTTP; this is a test helper.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
-        let name = http::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).expect("a valid header name");
-        self.headers.append(name, http::HeaderValue::from_str(value).expect("a valid header value"));
+        crate::http::append_header(&mut self.headers, name, value);
         self
     }
 

@@ -407,10 +407,8 @@ impl Request {
     ///
     /// When the name or value is not valid HTTP; this is a test helper.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
-        let name = HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).expect("a valid header name");
-        let value = HeaderValue::from_str(value).expect("a valid header value");
         let mut headers = self.headers.take_map();
-        headers.append(name, value);
+        append_header(&mut headers, name, value);
         self.headers = Headers::from_map(headers);
         self
     }
@@ -452,6 +450,38 @@ impl Request {
 /// The wire's parameter map, each name with its values.
 fn values(map: HashMap<Text, WireValues>) -> impl Iterator<Item = (String, Vec<String>)> {
     map.into_iter().map(|(name, values)| (name.to_string(), values.0.iter().map(Text::to_string).collect()))
+}
+
+/// Appends `value` to the header `name` (lower-cased) of `headers`: how a
+/// test builds the headers of a request, [`Request::with_header`] and
+/// `GuardRequest::with_header` alike.
+///
+/// # Panics
+///
+/// When the name or value is not valid HTTP.
+pub(crate) fn append_header(headers: &mut HeaderMap, name: &str, value: &str) {
+    let name = HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).expect("a valid header name");
+    headers.append(name, HeaderValue::from_str(value).expect("a valid header value"));
+}
+
+/// Converts a request to the wire, keeping every header value. Path
+/// parameters are sent as the handler sees them, decoded, as the runtime
+/// sends them.
+pub(crate) fn request_to_wire(mut request: Request) -> pb::HttpRequest {
+    let params = |params: &Params| -> HashMap<String, pb::Values> {
+        params.iter().map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() })).collect()
+    };
+    pb::HttpRequest {
+        method: request.method.as_str().to_owned(),
+        path: request.path.to_string(),
+        route: request.route.to_string(),
+        path_params: params(&request.path_params),
+        query_params: params(&request.query),
+        source_ip: request.source_ip().map(|ip| ip.to_string()).unwrap_or_default(),
+        request_id: request.request_id.to_string(),
+        body: request.take_body(),
+        headers: headers_to_wire(request.into_headers()),
+    }
 }
 
 /// Converts a response to the wire, keeping every header value. A status the
@@ -530,6 +560,25 @@ mod tests {
         assert_eq!(all, ["1", "2"]);
         assert_eq!(request.source_ip(), Some("10.1.2.3".parse().unwrap()));
         assert_eq!(request.body(), &Bytes::from_static(b"{}"));
+    }
+
+    #[test]
+    fn a_request_goes_to_the_wire_and_back_as_it_was() {
+        let request = Request::new(Method::PUT, "/orders/a%20b")
+            .with_route("/orders/{id}")
+            .with_path_param("id", "a b")
+            .with_query("tag", "x")
+            .with_query("tag", "y")
+            .with_header("x-b", "1")
+            .with_header("X-B", "2")
+            .with_source_ip("10.1.2.3".parse().unwrap())
+            .with_request_id("req-1")
+            .with_body("{}");
+        let wire = request_to_wire(request.clone());
+        assert_eq!(wire.headers["x-b"].values, ["1", "2"], "one entry per name, its values in order");
+        assert_eq!(wire.path_params["id"].values, ["a b"], "sent decoded, as the handler sees it");
+        let back = Request::from_wire(wire).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{request:?}"));
     }
 
     #[test]

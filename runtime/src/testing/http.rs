@@ -12,7 +12,7 @@ use percent_encoding::percent_decode_str;
 use serde::Serialize;
 
 use super::envelope::{Envelope, envelope_setters};
-use crate::http::{Params, Request};
+use crate::http::{Request, request_to_wire};
 
 /// An HTTP request event, built the way the runtime would send it: to call
 /// a handler in process, or, built into a whole `Dispatch` ([`build`](Self::build)),
@@ -249,35 +249,6 @@ impl From<TestRequest> for pb::Dispatch {
 fn route_of_tag(tag: &str) -> Option<String> {
     let (_, route) = tag.split_once("::")?;
     route.starts_with('/').then(|| route.to_string())
-}
-
-/// The wire form of a request, path parameters included: their values are
-/// what the handler sees, which is what the runtime sends (decoded).
-pub(crate) fn request_to_wire(request: Request) -> pb::HttpRequest {
-    let params = |params: &Params| -> HashMap<String, pb::Values> {
-        params.iter().map(|(name, values)| (name.to_string(), pb::Values { values: values.to_vec() })).collect()
-    };
-    let path_params = params(request.path_params());
-    let query_params = params(request.query());
-    let mut headers: HashMap<String, pb::Values> = HashMap::new();
-    for (name, value) in request.headers() {
-        let value = match value.to_str() {
-            Ok(text) => text.to_string(),
-            Err(_) => String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        };
-        push_value(&mut headers, name.as_str().to_string(), value);
-    }
-    pb::HttpRequest {
-        method: request.method().as_str().to_string(),
-        path: request.path().to_string(),
-        route: request.route().to_string(),
-        path_params,
-        query_params,
-        headers,
-        source_ip: request.source_ip().map(|ip| ip.to_string()).unwrap_or_default(),
-        request_id: request.request_id().to_string(),
-        body: request.into_body(),
-    }
 }
 
 /// Appends `value` to the multi-valued `name` of `map`.
