@@ -5,7 +5,9 @@
 //! frame long. A log line or an error message that echoed one whole could be
 //! made as large as the frame, and an answer larger than a frame holds, so
 //! every such echo is cut here, to at most [`QUOTED_BYTES`] bytes, with the
-//! full length noted.
+//! full length noted. Bytes from outside (the body of an API's refusal, a
+//! handler's answer named in a test's message) are echoed as their text
+//! when they are UTF-8, cut the same way, and by their length otherwise.
 
 use std::borrow::Cow;
 
@@ -46,6 +48,31 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
+/// `bytes` as they may be echoed: as text, cut as [`excerpt`] cuts it, when
+/// they are UTF-8, and otherwise only their length, `N bytes of binary`
+/// (bytes that are not text say nothing a reader could use, and may not be
+/// printed).
+pub(crate) fn excerpt_bytes(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => excerpt(text),
+        Err(_) => Cow::Owned(binary(bytes)),
+    }
+}
+
+/// `bytes` quoted as [`quoted`] quotes text when they are UTF-8, and
+/// otherwise only their length, as [`excerpt_bytes`] gives it.
+pub(crate) fn quoted_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => quoted(text),
+        Err(_) => binary(bytes),
+    }
+}
+
+/// What is said of bytes that are not text.
+fn binary(bytes: &[u8]) -> String {
+    format!("{} bytes of binary", bytes.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +90,18 @@ mod tests {
         let cut = excerpt(&long);
         assert_eq!(cut, format!("{}... (200000 bytes)", "x".repeat(QUOTED_BYTES)));
         assert_eq!(quoted(&long), format!("{:?}... (200000 bytes)", "x".repeat(QUOTED_BYTES)));
+    }
+
+    #[test]
+    fn bytes_are_echoed_as_their_text_or_as_their_length() {
+        assert_eq!(excerpt_bytes(b"{\"message\": \"no\"}"), r#"{"message": "no"}"#);
+        assert_eq!(quoted_bytes(b"a\nb"), r#""a\nb""#);
+        let long = "y".repeat(1000);
+        assert_eq!(excerpt_bytes(long.as_bytes()), excerpt(&long));
+        assert_eq!(quoted_bytes(long.as_bytes()), quoted(&long));
+        assert_eq!(excerpt_bytes(b"\xff\xfe\x00"), "3 bytes of binary");
+        assert_eq!(quoted_bytes(b"\xff\xfe\x00"), "3 bytes of binary");
+        assert_eq!(quoted_bytes(b""), r#""""#);
     }
 
     #[test]

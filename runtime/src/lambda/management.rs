@@ -21,6 +21,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
+use crate::excerpt::excerpt_bytes;
+
 /// The variable that overrides the Management API's endpoint.
 pub(crate) const ENDPOINT_VARIABLE: &str = "AWS_ENDPOINT_URL_APIGATEWAYMANAGEMENTAPI";
 
@@ -128,18 +130,38 @@ impl ManagementApi {
             return Ok(());
         }
         let body = response.into_body().collect().await.map(|body| body.to_bytes()).unwrap_or_default();
-        let detail = String::from_utf8_lossy(&body[..body.len().min(512)]).into_owned();
-        Err(match status.as_u16() {
-            410 => "gone: the connection is closed".to_string(),
-            403 => format!("forbidden: the function may not post to this API ({detail})"),
-            _ => format!("PostToConnection answered {status}: {detail}"),
-        })
+        Err(refusal(status, &body))
+    }
+}
+
+/// What a post the API answered with `status` (not a success) failed with:
+/// the API's own words, cut as every echo is.
+fn refusal(status: http::StatusCode, body: &[u8]) -> String {
+    match status.as_u16() {
+        410 => "gone: the connection is closed".to_string(),
+        403 => format!("forbidden: the function may not post to this API ({})", excerpt_bytes(body)),
+        _ => format!("PostToConnection answered {status}: {}", excerpt_bytes(body)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_post_says_what_the_api_answered_cut_to_an_excerpt() {
+        let status = |code| http::StatusCode::from_u16(code).unwrap();
+        assert_eq!(refusal(status(410), b"{}"), "gone: the connection is closed");
+        assert_eq!(
+            refusal(status(403), br#"{"message":"Forbidden"}"#),
+            r#"forbidden: the function may not post to this API ({"message":"Forbidden"})"#
+        );
+        let long = format!("{{\"message\":\"{}\"}}", "x".repeat(5_000));
+        let message = refusal(status(429), long.as_bytes());
+        assert!(message.starts_with(r#"PostToConnection answered 429 Too Many Requests: {"message":"xx"#), "{message}");
+        assert!(message.ends_with(&format!("... ({} bytes)", long.len())), "{message}");
+        assert!(message.len() < 400, "{message}");
+    }
 
     #[tokio::test]
     async fn without_credentials_a_post_fails_saying_so() {

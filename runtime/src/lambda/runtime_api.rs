@@ -27,6 +27,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::answers::Failure;
+use crate::excerpt::excerpt_bytes;
 
 /// The media type of a Lambda error's body.
 pub(crate) const ERROR_CONTENT_TYPE: &str = "application/vnd.aws.lambda.error+json";
@@ -79,7 +80,7 @@ impl RuntimeApi {
     pub(crate) async fn next(&self) -> Result<Next, ApiError> {
         let (status, headers, body) = self.call(Method::GET, "/invocation/next", None, None).await?;
         if status != StatusCode::OK {
-            return Err(ApiError::Fatal(format!("/invocation/next answered {status}: {}", excerpt(&body))));
+            return Err(ApiError::Fatal(format!("/invocation/next answered {status}: {}", excerpt_bytes(&body))));
         }
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_string);
         let Some(request_id) = header("lambda-runtime-aws-request-id").filter(|id| !id.is_empty()) else {
@@ -157,8 +158,8 @@ impl RuntimeApi {
 fn accepted(path: &str, status: StatusCode, body: &[u8]) -> Result<(), ApiError> {
     match status.as_u16() {
         200..=299 => Ok(()),
-        400 | 413 => Err(ApiError::Refused(format!("{path} answered {status}: {}", excerpt(body)))),
-        _ => Err(ApiError::Fatal(format!("{path} answered {status}: {}", excerpt(body)))),
+        400 | 413 => Err(ApiError::Refused(format!("{path} answered {status}: {}", excerpt_bytes(body)))),
+        _ => Err(ApiError::Fatal(format!("{path} answered {status}: {}", excerpt_bytes(body)))),
     }
 }
 
@@ -168,10 +169,6 @@ fn path_segment(id: &str) -> String {
     use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
     const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
     utf8_percent_encode(id, UNRESERVED).to_string()
-}
-
-fn excerpt(body: &[u8]) -> String {
-    String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned()
 }
 
 #[cfg(test)]
@@ -192,6 +189,12 @@ mod tests {
         assert!(matches!(accepted("/x", StatusCode::PAYLOAD_TOO_LARGE, b"{}"), Err(ApiError::Refused(_))));
         assert!(matches!(accepted("/x", StatusCode::FORBIDDEN, b"{}"), Err(ApiError::Fatal(_))));
         assert!(matches!(accepted("/x", StatusCode::INTERNAL_SERVER_ERROR, b""), Err(ApiError::Fatal(_))));
+        let long = "e".repeat(10_000);
+        let Err(ApiError::Fatal(message)) = accepted("/x", StatusCode::FORBIDDEN, long.as_bytes()) else {
+            panic!("a 403 ends the run")
+        };
+        assert!(message.starts_with("/x answered 403 Forbidden: eee"), "{message}");
+        assert!(message.ends_with("... (10000 bytes)") && message.len() < 400, "the body is cut: {message}");
         assert_eq!(path_segment("8476a536-e9f4-11e8"), "8476a536-e9f4-11e8");
         assert_eq!(path_segment("a/b c"), "a%2Fb%20c");
     }

@@ -7,6 +7,7 @@ use celerity_proto::v1::{self as pb, result::Outcome as WireOutcome};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde::de::DeserializeOwned;
 
+use crate::excerpt::quoted_bytes;
 use crate::session::error_type;
 
 /// The answer a handler gave to one event: exactly the `Result.outcome` the
@@ -180,16 +181,6 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Up to 200 characters of a body, for messages.
-fn excerpt(body: &[u8]) -> String {
-    const MAX: usize = 200;
-    match std::str::from_utf8(body) {
-        Ok(text) if text.chars().count() > MAX => format!("{:?}...", text.chars().take(MAX).collect::<String>()),
-        Ok(text) => format!("{text:?}"),
-        Err(_) => format!("{} bytes of binary", body.len()),
-    }
-}
-
 /// An HTTP response as the runtime receives it: the status, every header
 /// value, and the body.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,7 +266,7 @@ impl HttpOutcome {
             panic!(
                 "the response body is not JSON that fits {}: {error}; the body: {}",
                 std::any::type_name::<T>(),
-                excerpt(&self.wire.body)
+                quoted_bytes(&self.wire.body)
             )
         })
     }
@@ -297,7 +288,7 @@ impl fmt::Display for HttpOutcome {
         if self.wire.body.is_empty() {
             f.write_str(" and no body")
         } else {
-            write!(f, ": {}", excerpt(&self.wire.body))
+            write!(f, ": {}", quoted_bytes(&self.wire.body))
         }
     }
 }
@@ -458,7 +449,7 @@ impl CustomResult {
             panic!(
                 "the output is not JSON that fits {}: {error}; the output: {}",
                 std::any::type_name::<T>(),
-                excerpt(&self.wire.output)
+                quoted_bytes(&self.wire.output)
             )
         })
     }
@@ -483,7 +474,7 @@ impl fmt::Display for CustomResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.error_message() {
             Some(message) => write!(f, "a custom result with error_message {message:?}"),
-            None => write!(f, "a custom result with output {}", excerpt(&self.wire.output)),
+            None => write!(f, "a custom result with output {}", quoted_bytes(&self.wire.output)),
         }
     }
 }

@@ -79,6 +79,17 @@ fn a_header_that_is_not_http_stays_on_the_wire_only() {
 }
 
 #[test]
+fn a_long_body_is_echoed_cut_and_a_binary_one_by_its_length() {
+    let response = |body: Vec<u8>| {
+        let wire = pb::HttpResponse { status: 500, headers: HashMap::new(), body: body.into() };
+        Outcome::from_wire(WireOutcome::Http(wire)).expect_http().to_string()
+    };
+    let kept = "a".repeat(crate::excerpt::QUOTED_BYTES);
+    assert_eq!(response(vec![b'a'; 10_000]), format!("an HTTP response with status 500: {kept:?}... (10000 bytes)"));
+    assert_eq!(response(vec![0xff, 0xfe]), "an HTTP response with status 500: 2 bytes of binary");
+}
+
+#[test]
 fn expect_names_what_came_instead() {
     let message = panic_message(|| {
         error("panic", "boom").expect_http();
