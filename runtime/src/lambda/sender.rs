@@ -49,7 +49,9 @@ pub(crate) async fn serve(mut commands: mpsc::UnboundedReceiver<Command>, api: A
         tokio::spawn(async move {
             let timeout = Duration::from_millis(timeout_ms);
             let outcome = match tokio::time::timeout(timeout, send(&api, &endpoint, correlation_id, messages)).await {
-                Ok(ack) => WsOutcome::Acked(ack),
+                // API Gateway accepting a post says nothing of the client:
+                // a message sent with wait_for_ack stays unconfirmed.
+                Ok(ack) => WsOutcome::Written(ack),
                 Err(_) => WsOutcome::TimedOut,
             };
             let _ = reply.send(outcome);
@@ -111,7 +113,7 @@ mod tests {
             timeout_ms: 60_000,
             reply,
         });
-        let Ok(WsOutcome::Acked(ack)) = outcome.await else { panic!("expected an ack") };
+        let Ok(WsOutcome::Written(ack)) = outcome.await else { panic!("expected the posts' outcome") };
         assert_eq!((ack.correlation_id.as_str(), ack.success), ("c-1", false));
         let failed: Vec<(u32, &str)> = ack.failures.iter().map(|f| (f.index, f.connection_id.as_str())).collect();
         assert_eq!(failed, [(0, "a"), (1, "b")]);
