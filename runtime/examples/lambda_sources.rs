@@ -3,7 +3,8 @@
 //!
 //! Each record is logged as it arrives (`record <id> <source type> <event
 //! type> from <source>: <body>`); one whose body mentions `"fail"` fails.
-//! A custom handler `whoAmI` answers what the function was deployed as.
+//! A custom handler `whoAmI` answers what the function was deployed as, and
+//! the trace its invocation is part of.
 
 use std::process::ExitCode;
 
@@ -25,12 +26,14 @@ async fn record(record: RawRecord) -> celerity::Result<()> {
     Ok(())
 }
 
-async fn who_am_i() -> celerity::Json<serde_json::Value> {
+async fn who_am_i(cx: celerity::Context) -> celerity::Json<serde_json::Value> {
     let var = |name: &str| std::env::var(name).ok();
     celerity::Json(serde_json::json!({
         "handlerId": var("CELERITY_HANDLER_ID"),
         "platform": var("CELERITY_PLATFORM"),
         "deployTarget": var("CELERITY_DEPLOY_TARGET"),
+        "telemetryEnabled": var("CELERITY_TELEMETRY_ENABLED"),
+        "traceparent": cx.traceparent(),
     }))
 }
 

@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use celerity_testkit::{DeployedFunction, HandlerProcess, LambdaAnswer, LambdaRuntimeApi, fixtures, lambda_fixture};
+use celerity_testkit::{
+    DeployedFunction, HandlerProcess, LambdaAnswer, LambdaInvocation, LambdaRuntimeApi, fixtures, lambda_fixture,
+};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -169,6 +171,22 @@ async fn without_an_id_each_batch_goes_to_the_consumer_of_its_source() {
 async fn a_function_reads_the_variables_it_was_deployed_with() {
     let function = Function::start(Some(DeployedFunction::new("whoAmI", "custom"))).await;
     let answer = function.invoke(&json!({})).await.json();
-    assert_eq!(answer, json!({"handlerId": "whoAmI", "platform": "aws", "deployTarget": "aws-serverless"}));
+    assert_eq!(
+        answer,
+        json!({"handlerId": "whoAmI", "platform": "aws", "deployTarget": "aws-serverless",
+               "telemetryEnabled": null, "traceparent": null})
+    );
+    function.finish().await;
+}
+
+#[tokio::test]
+async fn a_traced_function_is_told_so_and_each_invocation_carries_its_x_ray_trace() {
+    let function = Function::start(Some(DeployedFunction::new("whoAmI", "custom").tracing_enabled())).await;
+    let header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+    let traced = LambdaInvocation::new(b"{}".to_vec()).trace_id(header).wait(WAIT);
+    let answer = function.api.invoke(traced).await.unwrap_or_else(|| panic!("{}", function.process.output_text()));
+    let answer = answer.json();
+    assert_eq!(answer["telemetryEnabled"], "true", "{answer}");
+    assert_eq!(answer["traceparent"], "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01", "{answer}");
     function.finish().await;
 }

@@ -10,7 +10,8 @@
 //! | `CELERITY_DEPLOY_TARGET` | `aws-serverless` |
 //! | `CELERITY_HANDLER_ID` | the blueprint handler's `spec.handler`, verbatim |
 //! | `CELERITY_HANDLER_TYPE` | `http`, `websocket`, `consumer`, `schedule` or `custom` |
-//! | `CELERITY_HANDLER_TAG` | a consumer's route only |
+//! | `CELERITY_HANDLER_TAG` | a consumer's route, or a schedule's key; no other kind has one |
+//! | `CELERITY_TELEMETRY_ENABLED` | `true`, when the handler's `tracingEnabled` is |
 //! | `CELERITY_LOG_FORMAT` | `json`, unless the handler's own variables say otherwise |
 //! | `CELERITY_CONFIG_RESOURCES_STORE_ID`, `CELERITY_CONFIG_RESOURCES_STORE_KIND` | the resources namespace's store (`/celerity/{app}/resources`, `parameter-store`), for a handler that links a resource |
 //!
@@ -32,7 +33,8 @@ use serde_json::Value;
 pub struct DeployedFunction {
     handler_id: String,
     handler_type: String,
-    consumer_route: Option<String>,
+    tag: Option<String>,
+    tracing: bool,
     resources_store: Option<String>,
 }
 
@@ -43,14 +45,30 @@ impl DeployedFunction {
         DeployedFunction {
             handler_id: handler_id.into(),
             handler_type: handler_type.into(),
-            consumer_route: None,
+            tag: None,
+            tracing: false,
             resources_store: None,
         }
     }
 
     /// A consumer function's route, set as `CELERITY_HANDLER_TAG`.
     pub fn consumer_route(mut self, route: impl Into<String>) -> Self {
-        self.consumer_route = Some(route.into());
+        self.tag = Some(route.into());
+        self
+    }
+
+    /// A schedule function's key (the schedule's id, such as
+    /// `nightly-cleanup`), set as `CELERITY_HANDLER_TAG`, as the contract
+    /// allows for a scheduled handler.
+    pub fn schedule_key(mut self, key: impl Into<String>) -> Self {
+        self.tag = Some(key.into());
+        self
+    }
+
+    /// The handler has `tracingEnabled`, so the function is given
+    /// `CELERITY_TELEMETRY_ENABLED=true`.
+    pub fn tracing_enabled(mut self) -> Self {
+        self.tracing = true;
         self
     }
 
@@ -70,8 +88,11 @@ impl DeployedFunction {
             ("CELERITY_HANDLER_ID", self.handler_id.clone()),
             ("CELERITY_HANDLER_TYPE", self.handler_type.clone()),
         ];
-        if let Some(route) = &self.consumer_route {
-            env.push(("CELERITY_HANDLER_TAG", route.clone()));
+        if let Some(tag) = &self.tag {
+            env.push(("CELERITY_HANDLER_TAG", tag.clone()));
+        }
+        if self.tracing {
+            env.push(("CELERITY_TELEMETRY_ENABLED", "true".to_string()));
         }
         env.push(("CELERITY_LOG_FORMAT", "json".to_string()));
         if let Some(store) = &self.resources_store {
@@ -90,6 +111,7 @@ impl DeployedFunction {
             "CELERITY_HANDLER_TYPE",
             "CELERITY_HANDLER_TAG",
             "CELERITY_ROUTING_KEY",
+            "CELERITY_TELEMETRY_ENABLED",
             "CELERITY_EXPOSE_PANICS",
         ]
     }
@@ -175,6 +197,16 @@ mod tests {
         );
         let env = DeployedFunction::new("getOrder", "http").linking_resources_of("orders").env();
         assert!(env.contains(&("CELERITY_CONFIG_RESOURCES_STORE_ID".into(), "/celerity/orders/resources".into())));
-        assert!(!env.iter().any(|(name, _)| name == "CELERITY_HANDLER_TAG"));
+        assert!(!env.iter().any(|(name, _)| name == "CELERITY_HANDLER_TAG" || name == "CELERITY_TELEMETRY_ENABLED"));
+    }
+
+    #[test]
+    fn a_schedules_function_has_its_key_and_a_traced_one_telemetry() {
+        let env = DeployedFunction::new("cleanupOrders", "schedule").schedule_key("nightly-cleanup").env();
+        assert!(env.contains(&("CELERITY_HANDLER_TAG".into(), "nightly-cleanup".into())));
+        let env = DeployedFunction::new("getOrder", "http").tracing_enabled().env();
+        let names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names[4..], ["CELERITY_TELEMETRY_ENABLED", "CELERITY_LOG_FORMAT"]);
+        assert!(env.contains(&("CELERITY_TELEMETRY_ENABLED".into(), "true".into())));
     }
 }
