@@ -145,7 +145,7 @@ mod tests {
     use crate::blueprint::document::{self, Format};
 
     fn declared(yaml: &str) -> Declared {
-        resources::read(&document::parse(yaml, Format::Yaml).unwrap()).unwrap()
+        resources::read(&document::read(yaml, Format::Yaml).unwrap().value).unwrap()
     }
 
     fn var<'a>(env: &'a [(String, String)], name: &str) -> Option<&'a str> {

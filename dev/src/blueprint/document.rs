@@ -13,6 +13,7 @@ use std::path::Path;
 
 use saphyr::{LoadableYamlNode, Scalar, Yaml};
 use saphyr_parser::{Event, Parser};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 /// How deeply collections may nest. Far beyond any blueprint, and it keeps
@@ -61,16 +62,37 @@ impl SyntaxError {
     }
 }
 
-/// Parses `text` in `format` into one JSON value.
-pub fn parse(text: &str, format: Format) -> Result<Value, SyntaxError> {
+/// A blueprint file read: its value, and the names of its resources in the
+/// order the file declares them, which the value does not keep (its
+/// mappings are ordered by key). The runtime registers a path's routes in
+/// the file's order, and a 405's `allow` lists them so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The file as one JSON value.
+    pub value: Value,
+    /// The keys of `resources`, in the file's order.
+    pub resource_order: Vec<String>,
+}
+
+/// Parses `text` in `format` into its value and the order of its resources.
+pub fn read(text: &str, format: Format) -> Result<Document, SyntaxError> {
     match format {
-        Format::Json => serde_json::from_str(text).map_err(|e| {
-            // serde_json's own text ends with "at line L column C"; the
-            // position is given separately.
-            let message = e.to_string();
-            let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
-            SyntaxError::at(e.line(), e.column(), message)
-        }),
+        Format::Json => {
+            let value: Value = serde_json::from_str(text).map_err(|e| {
+                // serde_json's own text ends with "at line L column C"; the
+                // position is given separately.
+                let message = e.to_string();
+                let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+                SyntaxError::at(e.line(), e.column(), message)
+            })?;
+            // The text is JSON: read again for the keys alone, in order. A
+            // `resources` that is not an object has no order to keep, and
+            // the rules say what is wrong with it.
+            let resource_order = Keys { of_member: Some("resources") }
+                .deserialize(&mut serde_json::Deserializer::from_str(text))
+                .unwrap_or_default();
+            Ok(Document { value, resource_order })
+        }
         Format::Yaml => {
             check_depth(text)?;
             let documents = Yaml::load_from_str(text)
@@ -82,8 +104,67 @@ pub fn parse(text: &str, format: Format) -> Result<Value, SyntaxError> {
             if documents.next().is_some() {
                 return Err(SyntaxError::nowhere("the file holds more than one YAML document; a blueprint is one"));
             }
-            to_json(&document, &mut Vec::new())
+            let value = to_json(&document, &mut Vec::new())?;
+            Ok(Document { value, resource_order: yaml_resource_order(&document) })
         }
+    }
+}
+
+/// The keys of a YAML document's `resources` mapping, in order.
+fn yaml_resource_order(document: &Yaml<'_>) -> Vec<String> {
+    let Yaml::Mapping(root) = untagged(document) else { return Vec::new() };
+    root.iter()
+        .find(|(key, _)| key_text(key).as_deref() == Some("resources"))
+        .and_then(|(_, resources)| match untagged(resources) {
+            Yaml::Mapping(resources) => Some(resources.keys().filter_map(key_text).collect()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn untagged<'a, 'input>(node: &'a Yaml<'input>) -> &'a Yaml<'input> {
+    match node {
+        Yaml::Tagged(_, inner) => untagged(inner),
+        other => other,
+    }
+}
+
+/// Reads the keys of a JSON object in order, skipping the values; with
+/// `of_member`, the keys of that member of the object instead.
+struct Keys {
+    of_member: Option<&'static str>,
+}
+
+impl<'de> DeserializeSeed<'de> for Keys {
+    type Value = Vec<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<String>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Keys {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match self.of_member {
+                Some(member) if key == member => keys = map.next_value_seed(Keys { of_member: None })?,
+                Some(_) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                    keys.push(key);
+                }
+            }
+        }
+        Ok(keys)
     }
 }
 
@@ -186,6 +267,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn parse(text: &str, format: Format) -> Result<Value, SyntaxError> {
+        read(text, format).map(|document| document.value)
+    }
+
     #[test]
     fn yaml_anchors_scalars_and_keys() {
         let value = parse(
@@ -202,6 +287,16 @@ mod tests {
         assert_eq!(parse(r#"{"a": [1, {"b": null}]}"#, Format::Json).unwrap(), json!({"a": [1, {"b": null}]}));
         assert_eq!(Format::of(Path::new("app.blueprint.JSON")), Format::Json);
         assert_eq!(Format::of(Path::new("app.blueprint.yaml")), Format::Yaml);
+    }
+
+    #[test]
+    fn resources_keep_the_order_the_file_declares_them_in() {
+        let yaml = "version: x\nresources:\n  zebra: {}\n  apple: {}\n  mango: {}\n";
+        assert_eq!(read(yaml, Format::Yaml).unwrap().resource_order, ["zebra", "apple", "mango"]);
+        let json = r#"{"resources": {"zebra": {"a": [1]}, "apple": {}, "mango": null}, "b": {"c": 1}}"#;
+        assert_eq!(read(json, Format::Json).unwrap().resource_order, ["zebra", "apple", "mango"]);
+        assert!(read(r#"{"resources": [1]}"#, Format::Json).unwrap().resource_order.is_empty());
+        assert!(read("resources: 3\n", Format::Yaml).unwrap().resource_order.is_empty());
     }
 
     #[test]

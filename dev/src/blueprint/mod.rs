@@ -88,7 +88,7 @@ pub struct Handler {
 /// Everything the dev runtime takes from a blueprint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blueprint {
-    /// The handlers, by resource name.
+    /// The handlers, in the order the file declares them.
     pub handlers: Vec<Handler>,
     /// The JSON field a WebSocket text message is routed by.
     pub route_key: String,
@@ -168,11 +168,13 @@ pub fn load(path: &Path) -> Result<Blueprint, Invalid> {
 
 /// Reads a blueprint from its text.
 pub fn parse(text: &str, format: document::Format) -> Result<Blueprint, Vec<Problem>> {
-    let value = document::parse(text, format).map_err(|e| {
+    let document = document::read(text, format).map_err(|e| {
         vec![Problem { resource: None, field: None, line: e.line, column: e.column, message: e.message }]
     })?;
-    let mut blueprint = rules::handlers(&value)?;
-    blueprint.resources = resources::read(&value)?;
+    let mut blueprint = rules::handlers(&document.value)?;
+    blueprint.resources = resources::read(&document.value)?;
+    let order = &document.resource_order;
+    blueprint.handlers.sort_by_key(|handler| order.iter().position(|name| *name == handler.name));
     Ok(blueprint)
 }
 

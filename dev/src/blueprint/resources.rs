@@ -131,7 +131,7 @@ mod tests {
     use crate::blueprint::document::{self, Format};
 
     fn declared(yaml: &str) -> Result<Declared, Vec<Problem>> {
-        read(&document::parse(yaml, Format::Yaml).unwrap())
+        read(&document::read(yaml, Format::Yaml).unwrap().value)
     }
 
     #[test]

@@ -35,19 +35,19 @@ fn the_orders_blueprint_gives_the_examples_handlers() {
     assert_eq!(
         tags,
         [
-            ("auditOrders", "source::order-audit::auditOrders", Kind::Consumer),
-            ("cancelOrder", "DELETE::/orders/{id}", Kind::Http),
-            ("cleanupOrders", "source::nightly-cleanup::cleanupOrders", Kind::Schedule),
             ("createOrder", "POST::/orders", Kind::Http),
-            ("customerOrders", "GET::/customers/{customer}/orders", Kind::Http),
-            ("getOrder", "GET::/orders/{id}", Kind::Http),
             ("listOrders", "GET::/orders", Kind::Http),
+            ("getOrder", "GET::/orders/{id}", Kind::Http),
+            ("updateOrder", "PATCH::/orders/{id}", Kind::Http),
+            ("cancelOrder", "DELETE::/orders/{id}", Kind::Http),
+            ("customerOrders", "GET::/customers/{customer}/orders", Kind::Http),
             ("onConnect", "event::$connect", Kind::WebSocket),
             ("onDisconnect", "event::$disconnect", Kind::WebSocket),
-            ("processOrderEvents", "source::order-events::processOrderEvents", Kind::Consumer),
-            ("quoteOrder", "custom::quoteOrder", Kind::Custom),
             ("subscribe", "event::subscribe", Kind::WebSocket),
-            ("updateOrder", "PATCH::/orders/{id}", Kind::Http),
+            ("processOrderEvents", "source::order-events::processOrderEvents", Kind::Consumer),
+            ("auditOrders", "source::order-audit::auditOrders", Kind::Consumer),
+            ("cleanupOrders", "source::nightly-cleanup::cleanupOrders", Kind::Schedule),
+            ("quoteOrder", "custom::quoteOrder", Kind::Custom),
         ]
     );
     assert!(blueprint.handlers.iter().all(|h| h.timeout == Duration::from_secs(5) && !h.tracing_enabled));
@@ -65,7 +65,7 @@ fn the_orders_blueprint_gives_the_examples_handlers() {
 fn the_hello_blueprint_gives_its_two_routes() {
     let blueprint = parse(HELLO, Format::Yaml).unwrap();
     let tags: Vec<&str> = blueprint.handlers.iter().map(|h| h.tag.as_str()).collect();
-    assert_eq!(tags, ["POST::/greetings/{name}", "GET::/hello"]);
+    assert_eq!(tags, ["GET::/hello", "POST::/greetings/{name}"], "in the file's order");
 }
 
 #[test]
@@ -99,7 +99,7 @@ resources:
     let blueprint = parse(yaml, Format::Yaml).unwrap();
     let settings: Vec<(&str, u64, bool)> =
         blueprint.handlers.iter().map(|h| (h.name.as_str(), h.timeout.as_secs(), h.tracing_enabled)).collect();
-    assert_eq!(settings, [("grouped", 300, false), ("own", 3600, true), ("plain", 20, true)]);
+    assert_eq!(settings, [("own", 3600, true), ("grouped", 300, false), ("plain", 20, true)]);
     let bare = parse("resources:\n  plain: { type: celerity/handler }\n", Format::Yaml).unwrap();
     assert_eq!((bare.handlers[0].timeout, bare.handlers[0].tracing_enabled), (DEFAULT_TIMEOUT, false));
 }
