@@ -2,9 +2,12 @@
 //! invoke endpoint and the dev endpoints, each request becoming an event
 //! submitted to the dispatcher and its outcome the answer, the way the
 //! Celerity runtime answers callers: `HEAD` from the `GET` handler without
-//! the body, no route 404 and a method not served 405 (with `allow`), both
-//! with no body, a body over 2 MiB 413 and a deadline passed 504 in plain
-//! text, and the request id in `x-request-id` on every answer.
+//! the body (with the length the handler gave, else its body's), no route
+//! 404 (a path ending in `/` is another path than the one without) and a
+//! method not served 405 (`allow` in the blueprint's order), both with no
+//! body, a body over 2 MiB 413 and a deadline passed 504 in plain text, a
+//! `HandlerError` 500 with no media type, and the request id in
+//! `x-request-id` on every answer.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -33,7 +36,7 @@ use crate::config::App;
 use crate::log;
 use crate::sources::{self, InvocationType};
 use crate::websocket::{self, WsContext};
-use celerity_tags::route::{NoMatch, Router};
+use celerity_tags::route::{NoMatch, Route, Router};
 
 /// The runtime refuses bodies over 2 MiB before any dispatch; so does this.
 const MAX_BODY: usize = 2 * 1024 * 1024;
@@ -248,17 +251,27 @@ fn request_id(headers: &http::HeaderMap) -> String {
         .map_or_else(|| log::next_id("req"), str::to_owned)
 }
 
-/// `Allow` for a path served for `methods`: a `GET` route is also served
-/// for `HEAD`, as the runtime serves it.
-fn allow(methods: &[String]) -> String {
+/// `Allow` for a path served for `methods`, given in the order the
+/// blueprint declares their handlers, as the runtime's router lists them:
+/// that order, `HEAD` right after `GET` (a `GET` route is also served for
+/// `HEAD`), each once, separated by bare commas.
+fn allow(methods: &[&str]) -> String {
     let mut allowed: Vec<&str> = Vec::with_capacity(methods.len() + 1);
     for method in methods {
-        allowed.push(method);
-        if method == "GET" && !methods.iter().any(|m| m == "HEAD") {
-            allowed.push("HEAD");
+        for method in if *method == "GET" { &["GET", "HEAD"][..] } else { std::slice::from_ref(method) } {
+            if !allowed.contains(method) {
+                allowed.push(method);
+            }
         }
     }
-    allowed.join(", ")
+    allowed.join(",")
+}
+
+/// Whether the runtime's router takes `path` for another path than the one
+/// without its last `/`: it does for any path ending in `/` but the root,
+/// which then only a catch-all route matches (it takes the rest as it is).
+fn ends_in_slash(path: &str) -> bool {
+    path.len() > 1 && path.ends_with('/')
 }
 
 /// An answer with no body.
@@ -331,10 +344,19 @@ impl Gateway {
         let method = parts.method.as_str().to_owned();
         let path = parts.uri.path().to_owned();
         let head = method == "HEAD";
-        let matched = match self.router.route(&method, &path) {
+        let catch_alls;
+        let router = if ends_in_slash(&path) {
+            catch_alls = Router::new(
+                self.router.routes().iter().filter(|route| route.template().contains("{*")).map(Route::tag),
+            );
+            &catch_alls
+        } else {
+            &self.router
+        };
+        let matched = match router.route(&method, &path) {
             // HEAD is answered from the GET handler, without the body.
             Err(NoMatch::MethodNotAllowed(allowed)) if head && allowed.iter().any(|m| m == "GET") => {
-                self.router.route("GET", &path)
+                router.route("GET", &path)
             }
             other => other,
         };
@@ -344,10 +366,19 @@ impl Gateway {
                 log::line(&format!("{method} {path}: no route (404)"));
                 return empty(StatusCode::NOT_FOUND);
             }
-            Err(NoMatch::MethodNotAllowed(allowed)) => {
+            Err(NoMatch::MethodNotAllowed(_)) => {
                 log::line(&format!("{method} {path}: method not allowed (405)"));
+                // The methods of the routes at this path, in the order of
+                // the handlers (the blueprint's).
+                let routes: Vec<Route> = self.app.handlers.iter().filter_map(|h| Route::from_tag(&h.tag)).collect();
+                let methods: Vec<&str> = routes
+                    .iter()
+                    .filter(|route| route.matches(&path).is_some())
+                    .filter(|route| router.routes().iter().any(|served| served.tag() == route.tag()))
+                    .map(Route::method)
+                    .collect();
                 let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
-                if let Ok(value) = allow(&allowed).parse() {
+                if let Ok(value) = allow(&methods).parse() {
                     response.headers_mut().insert(http::header::ALLOW, value);
                 }
                 return response;
@@ -388,9 +419,14 @@ impl Gateway {
         gone.armed = false;
         let (mut response, summary) = to_response(&outcome);
         if head {
-            let length = response.body().size_hint().exact().unwrap_or(0);
+            // The length the handler gave stands: a tower service (an axum
+            // router) answers HEAD itself, with the GET body's length and
+            // no body. Else it is the length of the body left out.
+            if !response.headers().contains_key(http::header::CONTENT_LENGTH) {
+                let length = response.body().size_hint().exact().unwrap_or(0);
+                response.headers_mut().insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
+            }
             *response.body_mut() = Full::new(Bytes::new());
-            response.headers_mut().insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
         }
         log::event(&id, &tag, &format!("{summary} [{REQUEST_ID}: {request_id}]"), started.elapsed());
         response
@@ -408,10 +444,7 @@ impl Gateway {
             Err(e) => return json_error(StatusCode::BAD_REQUEST, &e),
         };
         let Some(handler) = self.app.by_name(&invoke.handler_name) else {
-            return json_error(
-                StatusCode::NOT_FOUND,
-                &format!("no handler named '{}' (a handler's name or published name)", invoke.handler_name),
-            );
+            return json_error(StatusCode::NOT_FOUND, &no_handler_named(&invoke.handler_name));
         };
         let tag = handler.tag.clone();
         let d = event::custom(invoke.handler_name.as_str())
@@ -531,6 +564,14 @@ impl Gateway {
     }
 }
 
+/// The runtime's answer to an invocation of a name no handler has.
+fn no_handler_named(name: &str) -> String {
+    format!(
+        "no handler named '{name}', which should be either the blueprint's spec.handlerName or the resource \
+         the handler is declared as"
+    )
+}
+
 fn status_of(outcome: &EventOutcome) -> StatusCode {
     match outcome {
         EventOutcome::Result(_) => StatusCode::OK,
@@ -578,9 +619,12 @@ pub fn to_response(outcome: &EventOutcome) -> (Reply, String) {
             (reply, status.as_u16().to_string())
         }
         Some(Outcome::Error(error)) => {
+            // As the runtime answers it: the text, with no media type.
             let text = format!("{}: {}", error.r#type, error.message);
             let summary = format!("500 HandlerError {text}");
-            (reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", text), summary)
+            let mut reply = Response::new(Full::new(Bytes::from(text)));
+            *reply.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            (reply, summary)
         }
         other => (
             json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler answered with no HTTP response"),
@@ -632,13 +676,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn handler_error_is_a_plain_500_with_type_and_message() {
+    async fn handler_error_is_a_500_with_type_and_message_and_no_media_type() {
         let (reply, _) = to_response(&answered(Outcome::Error(pb::HandlerError {
             message: "boom".into(),
             r#type: "panic".into(),
             stack: String::new(),
         })));
         assert_eq!(reply.status(), 500);
+        assert_eq!(reply.headers().get(http::header::CONTENT_TYPE), None);
         assert_eq!(body(reply).await, "panic: boom");
     }
 
@@ -651,11 +696,19 @@ mod tests {
     }
 
     #[test]
-    fn a_get_route_is_allowed_for_head_too() {
-        let methods = |list: &[&str]| list.iter().map(|m| m.to_string()).collect::<Vec<_>>();
-        assert_eq!(allow(&methods(&["DELETE", "GET", "PATCH"])), "DELETE, GET, HEAD, PATCH");
-        assert_eq!(allow(&methods(&["POST"])), "POST");
-        assert_eq!(allow(&methods(&["GET", "HEAD"])), "GET, HEAD");
+    fn allow_keeps_the_given_order_with_head_after_get() {
+        assert_eq!(allow(&["GET", "PATCH", "DELETE"]), "GET,HEAD,PATCH,DELETE");
+        assert_eq!(allow(&["DELETE", "GET"]), "DELETE,GET,HEAD");
+        assert_eq!(allow(&["POST"]), "POST");
+        assert_eq!(allow(&["HEAD", "GET"]), "HEAD,GET");
+    }
+
+    #[test]
+    fn only_a_path_ending_in_a_slash_past_the_root_is_another_path() {
+        assert!(ends_in_slash("/notes/"));
+        assert!(ends_in_slash("/notes//"));
+        assert!(!ends_in_slash("/notes"));
+        assert!(!ends_in_slash("/"));
     }
 
     #[test]

@@ -1,15 +1,22 @@
 //! The dev runtime answers callers as the Celerity runtime does, one test
 //! per answer (`shared/contract/README.md`, "How the runtime behaves"):
-//! `HEAD` on a `GET` route, an unknown route, a method the route does not
-//! serve, a body over 2 MiB, a request past its deadline, the request id on
-//! every response, and the capabilities frame that opens every WebSocket
-//! connection. (An async custom invocation answered 200 is in
-//! `orders_e2e.rs`, with a real custom handler.)
+//! `HEAD` on a `GET` route, and on a route a tower service serves (the
+//! length the service gave); an unknown route, and a path with a trailing
+//! `/` (another path: 404, the handler not called); a method the route does
+//! not serve (405, `allow` in the blueprint's order, `HEAD` after `GET`,
+//! bare commas); a body over 2 MiB; a request past its deadline; a handler
+//! error (500, its text, no media type); the invoke endpoint's 404 for a
+//! name no handler has; the request id on every response; and the
+//! capabilities frame that opens every WebSocket connection. (An async
+//! custom invocation answered 200 is in `orders_e2e.rs`, with a real custom
+//! handler.)
 //!
-//! They run `celerity-dev run <hello binary>`: `GET /hello` answers
+//! Most run `celerity-dev run <hello binary>`: `GET /hello` answers
 //! `hello from celerity-rs`, or the text of `HELLO_GREETING_FILE`, which a
 //! FIFO holds until the test writes to it; `POST /greetings/{name}` takes a
-//! JSON body.
+//! JSON body. The others run `orders` (a handler that panics on request,
+//! with `ORDERS_CHAOS=1`) or `axum-router` (an axum `Router` as handlers),
+//! each with its blueprint.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -28,13 +35,29 @@ fn hello(args: &[&str]) -> Dev {
     Dev::spawn(command)
 }
 
-fn header(response: &Response, name: &str) -> String {
-    response.header(name).unwrap_or_else(|| panic!("no {name} header:\n{}", response.head))
+/// `orders` with its blueprint; `ORDERS_CHAOS=1` in `env` makes
+/// `GET /orders/chaos:panic` panic.
+fn orders(env: &[(&str, &str)]) -> Dev {
+    let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
+    command
+        .arg("--blueprint")
+        .arg(common::root().join("examples/orders/app.blueprint.yaml"))
+        .env_remove("ORDERS_AUDIT_LOG")
+        .env_remove("ORDERS_CHAOS")
+        .env_remove("CELERITY_EXPOSE_PANICS")
+        .envs(env.iter().copied());
+    Dev::spawn(command)
 }
 
-/// The methods of an `allow` header.
-fn allowed(response: &Response) -> Vec<String> {
-    header(response, "allow").split(',').map(|m| m.trim().to_owned()).collect()
+/// `axum-router` with its blueprint: `GET` and `POST /notes`, `GET /notes/{id}`.
+fn axum_router() -> Dev {
+    let mut command = dev_command(&example_binary("axum-router", "CELERITY_DEV_E2E_AXUM_ROUTER"));
+    command.arg("--blueprint").arg(common::root().join("examples/axum-router/app.blueprint.yaml"));
+    Dev::spawn(command)
+}
+
+fn header(response: &Response, name: &str) -> String {
+    response.header(name).unwrap_or_else(|| panic!("no {name} header:\n{}", response.head))
 }
 
 #[test]
@@ -53,6 +76,22 @@ fn head_on_a_get_route_is_answered_by_the_get_handler_without_the_body() {
 }
 
 #[test]
+fn head_on_a_route_a_tower_service_serves_has_the_length_the_service_gave() {
+    let mut dev = axum_router();
+    let created = http(dev.port, "POST", "/notes", r#"{"text":"buy milk"}"#);
+    assert_eq!(created.status, 201, "{}\n{}", created.head, dev.text());
+    for path in ["/notes/1", "/notes"] {
+        let got = http(dev.port, "GET", path, "");
+        assert_eq!(got.status, 200, "{path}: {}", got.head);
+        // axum answers HEAD itself: the GET body's length, and no body.
+        let head = read(send_raw(dev.port, "HEAD", path, &[], b""));
+        assert_eq!((head.status, head.body.as_str()), (200, ""), "{path}: {}", head.head);
+        assert_eq!(header(&head, "content-length"), got.body.len().to_string(), "{path}: {}", head.head);
+    }
+    dev.wait_for("GET::/notes/{id} -> 200", PATIENCE);
+}
+
+#[test]
 fn an_unknown_route_is_404_with_an_empty_body() {
     let dev = hello(&[]);
     for (method, path) in [("GET", "/nope"), ("POST", "/hello/extra"), ("HEAD", "/greetings")] {
@@ -63,19 +102,45 @@ fn an_unknown_route_is_404_with_an_empty_body() {
 }
 
 #[test]
+fn a_path_ending_in_a_slash_is_another_path_404_without_the_handler() {
+    let mut dev = axum_router();
+    for method in ["GET", "POST", "HEAD"] {
+        let response = read(send_raw(dev.port, method, "/notes/", &[], b""));
+        assert_eq!((response.status, response.body.as_str()), (404, ""), "{method}: {}", response.head);
+        dev.wait_for(&format!("{method} /notes/: no route (404)"), PATIENCE);
+    }
+    // Without the slash the handler is called: its line is the first.
+    assert_eq!(http(dev.port, "GET", "/notes", "").status, 200);
+    dev.wait_for("GET::/notes -> 200", PATIENCE);
+    assert_eq!(dev.count("GET::/notes ->"), 1, "/notes/ reached the handler:\n{}", dev.text());
+}
+
+#[test]
 fn a_method_the_route_does_not_serve_is_405_listing_its_methods_and_head() {
     let dev = hello(&[]);
     let response = http(dev.port, "DELETE", "/hello", "");
     assert_eq!(response.status, 405, "{}", response.head);
     assert_eq!(response.body, "");
-    assert_eq!(allowed(&response), ["GET", "HEAD"]);
+    assert_eq!(header(&response, "allow"), "GET,HEAD");
 
     // A route without GET is not served for HEAD either.
     let response = read(send_raw(dev.port, "HEAD", "/greetings/ada", &[], b""));
     assert_eq!(response.status, 405, "{}", response.head);
-    assert_eq!(allowed(&response), ["POST"]);
+    assert_eq!(header(&response, "allow"), "POST");
     let response = http(dev.port, "GET", "/greetings/ada", "");
     assert_eq!((response.status, response.body.as_str()), (405, ""));
+}
+
+#[test]
+fn a_405_lists_the_methods_in_the_blueprints_order_with_head_after_get() {
+    let dev = orders(&[]);
+    // getOrder, updateOrder, cancelOrder, as the blueprint declares them.
+    let response = http(dev.port, "PUT", "/orders/ord-1", "");
+    assert_eq!((response.status, response.body.as_str()), (405, ""), "{}", response.head);
+    assert_eq!(header(&response, "allow"), "GET,HEAD,PATCH,DELETE");
+    // createOrder before listOrders.
+    let response = http(dev.port, "DELETE", "/orders", "");
+    assert_eq!((response.status, header(&response, "allow")), (405, "POST,GET,HEAD".to_owned()));
 }
 
 #[test]
@@ -123,6 +188,29 @@ fn a_request_past_its_deadline_is_504_handler_timed_out() {
     assert_eq!(response.body, "handler timed out");
     dev.wait_for("GET::/hello -> 504 deadline passed", PATIENCE);
     release(&fifo, "late");
+}
+
+#[test]
+fn a_handler_error_is_500_with_its_text_and_no_media_type() {
+    let mut dev = orders(&[("ORDERS_CHAOS", "1")]);
+    let response = http(dev.port, "GET", "/orders/chaos:panic", "");
+    assert_eq!(response.status, 500, "{}\n{}", response.head, dev.text());
+    assert_eq!(response.header("content-type"), None, "{}", response.head);
+    assert_eq!(response.body, "panic: the handler panicked");
+    dev.wait_for("GET::/orders/{id} -> 500 HandlerError panic", PATIENCE);
+}
+
+#[test]
+fn invoking_a_name_no_handler_has_is_the_runtimes_404() {
+    let dev = orders(&[]);
+    let body = r#"{"handlerName":"x","invocationType":"requestResponse","payload":{}}"#;
+    let response = http(dev.port, "POST", "/runtime/handlers/invoke", body);
+    assert_eq!(response.status, 404, "{}", response.head);
+    assert_eq!(header(&response, "content-type"), "application/json");
+    assert_eq!(
+        response.body,
+        r#"{"message":"no handler named 'x', which should be either the blueprint's spec.handlerName or the resource the handler is declared as"}"#
+    );
 }
 
 #[test]
