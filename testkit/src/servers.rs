@@ -72,8 +72,8 @@ pub fn redis() -> &'static Redis {
             .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(dir.path());
-        keep(command, "redis-server");
-        wait_until("redis-server", Duration::from_secs(30), || {
+        let log = keep(command, "redis-server");
+        wait_until("redis-server", &log, Duration::from_secs(30), || {
             let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
             stream.write_all(b"PING\r\n").ok()?;
             let mut answer = [0; 7];
@@ -168,8 +168,8 @@ fn start_moto(env: &[(&str, &str)]) -> Moto {
         let port = free_port();
         let mut command = Command::new(binary);
         command.args(["-H", "127.0.0.1", "-p", &port.to_string()]).envs(env.iter().copied());
-        keep(command, "moto_server");
-        wait_until("moto_server", Duration::from_secs(60), || {
+        let log = keep(command, "moto_server");
+        wait_until("moto_server", &log, Duration::from_secs(60), || {
             let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
             stream.write_all(b"GET /moto-api/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
             let mut head = [0; 12];
@@ -207,10 +207,12 @@ fn installed(server: &str, programs: &[&str], install: impl FnOnce() -> Result<(
 fn find(programs: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    // Where pip puts scripts for this user, and Debian its servers.
+    // Where pip puts scripts for this user, the test servers' own virtual
+    // environment, and where Debian puts its servers.
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(Path::new(&home).join(".local/bin"));
     }
+    dirs.push(servers_venv().join("bin"));
     dirs.extend(["/usr/local/bin", "/usr/bin", "/usr/sbin"].map(PathBuf::from));
     programs.iter().flat_map(|program| dirs.iter().map(move |dir| dir.join(program))).find(|path| path.is_file())
 }
@@ -227,9 +229,32 @@ fn apt_install(package: &str) -> Result<(), String> {
     })
 }
 
+/// Installs `package` with the machine's pip, or, where the machine's
+/// Python refuses packages of its own (Debian marks it externally
+/// managed), into a virtual environment kept for the test servers.
 fn pip_install(package: &str) -> Result<(), String> {
     let python = find(&["python3", "python"]).ok_or("no python3 to install it with")?;
-    run(Command::new(python).args(["-m", "pip", "install", "--quiet", package]))
+    let system = run(Command::new(&python).args(["-m", "pip", "install", "--quiet", package]));
+    system.or_else(|refused| {
+        let venv = servers_venv();
+        if !venv.join("bin/python").is_file() {
+            run(Command::new(&python).arg("-m").arg("venv").arg(&venv))
+                .map_err(|error| format!("{refused}; and no virtual environment could be made: {error}"))?;
+        }
+        run(Command::new(venv.join("bin/python")).args(["-m", "pip", "install", "--quiet", package]))
+            .map_err(|error| format!("{refused}; and in a virtual environment: {error}"))
+    })
+}
+
+/// The virtual environment the test servers are installed into where the
+/// machine's Python takes no packages: kept beside the user's caches, so a
+/// second run finds them.
+fn servers_venv() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("celerity-test-servers").join("venv")
 }
 
 fn run(command: &mut Command) -> Result<(), String> {
@@ -274,8 +299,13 @@ type Spawn = Box<dyn FnOnce() + Send>;
 /// Starts `command` as a child of a thread that lives as long as the test
 /// process, told by the kernel to die with that thread, so that the server
 /// never outlives the tests (the kernel ends a child when the thread that
-/// started it ends, not only its process).
-fn keep(mut command: Command, server: &str) {
+/// started it ends, not only its process). Its output goes to the file this
+/// returns, for the failure that names a server that never answered.
+fn keep(mut command: Command, server: &str) -> PathBuf {
+    let log = std::env::temp_dir().join(format!("celerity-test-{server}-{}.log", std::process::id()));
+    let output = std::fs::File::create(&log)
+        .unwrap_or_else(|error| panic!("cannot open {} for {server}'s output: {error}", log.display()));
+    let errors = output.try_clone().unwrap_or_else(|error| panic!("cannot share {}: {error}", log.display()));
     static KEEPER: OnceLock<Mutex<mpsc::Sender<Spawn>>> = OnceLock::new();
     let keeper = KEEPER.get_or_init(|| {
         let (sender, receiver) = mpsc::channel::<Spawn>();
@@ -296,7 +326,7 @@ fn keep(mut command: Command, server: &str) {
     let (done, started) = mpsc::channel::<Result<Child, String>>();
     let server = server.to_string();
     let spawn: Spawn = Box::new(move || {
-        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        command.stdin(Stdio::null()).stdout(output).stderr(errors);
         // SAFETY: prctl only, between fork and exec.
         unsafe {
             command.pre_exec(|| {
@@ -314,11 +344,12 @@ fn keep(mut command: Command, server: &str) {
         Ok(child) => std::mem::forget(child),
         Err(error) => panic!("{error}"),
     }
+    log
 }
 
-/// Waits until `ready` says so, failing the test naming `server` after
-/// `limit`.
-fn wait_until(server: &str, limit: Duration, mut ready: impl FnMut() -> Option<()>) {
+/// Waits until `ready` says so, failing the test after `limit` naming
+/// `server` and quoting the end of its output, from `log`.
+fn wait_until(server: &str, log: &Path, limit: Duration, mut ready: impl FnMut() -> Option<()>) {
     let start = Instant::now();
     while start.elapsed() < limit {
         if ready().is_some() {
@@ -326,5 +357,37 @@ fn wait_until(server: &str, limit: Duration, mut ready: impl FnMut() -> Option<(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("{server} did not start answering within {} s", limit.as_secs());
+    let output = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: Vec<&str> = output.lines().rev().take(20).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    panic!(
+        "{server} did not start answering within {} s; the end of its output ({}):\n{}",
+        limit.as_secs(),
+        log.display(),
+        tail.join("\n")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(
+        expected = "celerity-absent is needed by this test, is not installed, and could not be installed: no registry"
+    )]
+    fn a_server_that_cannot_be_installed_fails_the_test_naming_it() {
+        installed("celerity-absent", &["celerity-absent-program"], || Err("no registry".into()));
+    }
+
+    #[test]
+    fn a_server_that_never_answers_fails_the_test_quoting_its_output() {
+        let log = std::env::temp_dir().join(format!("celerity-test-silent-{}.log", std::process::id()));
+        std::fs::write(&log, "starting\nFATAL: address in use\n").unwrap();
+        let failed = std::panic::catch_unwind(|| wait_until("silent-server", &log, Duration::from_millis(60), || None));
+        let message = *failed.unwrap_err().downcast::<String>().unwrap();
+        assert!(message.starts_with("silent-server did not start answering within 0 s"), "{message}");
+        assert!(message.ends_with("starting\nFATAL: address in use"), "{message}");
+        std::fs::remove_file(log).ok();
+    }
 }
