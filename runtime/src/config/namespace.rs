@@ -148,10 +148,11 @@ impl Namespace {
     }
 
     /// Reads the store now, whatever its values' age, and says whether it
-    /// could. The values held stay when it cannot.
+    /// could: the store's error when it could not, while the values held
+    /// before stay and go on being served.
     pub async fn reload(&self) -> Result<(), ConfigError> {
         let _reading = self.inner.reading.lock().await;
-        self.read().await.map(drop)
+        self.read_store().await.map(drop).map_err(|unread| unread.error)
     }
 
     /// The values, read when none are held or they are stale.
@@ -164,7 +165,8 @@ impl Namespace {
         if let Some(held) = self.fresh() {
             return Ok(held.values);
         }
-        self.read().await
+        // Stale values are worth more than none.
+        self.read_store().await.or_else(|unread| unread.held.ok_or(unread.error))
     }
 
     /// What is held now and its generation, without reading anything.
@@ -206,8 +208,9 @@ impl Namespace {
         self.inner.held.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Reads the store; the caller holds `reading`.
-    async fn read(&self) -> Result<Values, ConfigError> {
+    /// Reads the store; the caller holds `reading`. When it cannot, the
+    /// values held before are kept, and given back with the error.
+    async fn read_store(&self) -> Result<Values, Unread> {
         let inner = &self.inner;
         let result = match &inner.backend {
             Ok(backend) => match tokio::time::timeout(inner.timeout, backend.fetch(&inner.store_id)).await {
@@ -251,8 +254,7 @@ impl Namespace {
                 Ok(values)
             }
             (Err(error), Some(previous)) => {
-                // Stale values are worth more than none; tried again one
-                // interval later.
+                // Tried again one interval later.
                 previous.checked_at = Instant::now();
                 if !inner.warned.swap(true, Ordering::AcqRel) {
                     tracing::warn!(
@@ -260,9 +262,9 @@ impl Namespace {
                         "could not read the configuration again, serving the values already held: {error}"
                     );
                 }
-                Ok(previous.values.clone())
+                Err(Unread { error, held: Some(previous.values.clone()) })
             }
-            (Err(error), None) => Err(error),
+            (Err(error), None) => Err(Unread { error, held: None }),
         }
     }
 
@@ -288,6 +290,13 @@ impl fmt::Debug for Namespace {
             .field("refresh", &self.inner.refresh)
             .finish_non_exhaustive()
     }
+}
+
+/// A read of a store that failed: why, and the values held before, which
+/// go on being served.
+struct Unread {
+    error: ConfigError,
+    held: Option<Values>,
 }
 
 #[cfg(test)]
@@ -362,6 +371,13 @@ mod tests {
         let reads = flaky.reads.load(Ordering::SeqCst);
         assert_eq!(ns.require("k").await.unwrap(), "2");
         assert_eq!(flaky.reads.load(Ordering::SeqCst), reads, "a refusing store is tried once an interval");
+
+        // A reload asked for says that it failed, and keeps what is held.
+        let error = ns.reload().await.unwrap_err();
+        assert!(error.message().contains("AccessDeniedException"), "{error}");
+        assert_eq!(ns.require("k").await.unwrap(), "2");
+        flaky.failing.store(false, Ordering::SeqCst);
+        ns.reload().await.unwrap();
     }
 
     #[tokio::test]
