@@ -284,6 +284,24 @@ async fn one_binary_deployed_as_every_function_serves_each_its_handler() {
     }
 }
 
+#[test]
+fn the_manifest_prints_each_handlers_id_as_the_blueprint_has_it() {
+    let output = std::process::Command::new(ORDERS)
+        .env("CELERITY_EXTRACT_MANIFEST", "1")
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("run orders");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let manifest: Value = serde_json::from_slice(&output.stdout).expect("a JSON manifest");
+    let handlers = manifest["handlers"].as_array().expect("handlers");
+    assert_eq!(handlers.len(), BLUEPRINT.len(), "{manifest}");
+    for (name, handler_id, kind, _, tag) in BLUEPRINT {
+        let entry =
+            handlers.iter().find(|h| h["tag"] == tag).unwrap_or_else(|| panic!("{name}: no {tag} in {manifest}"));
+        assert_eq!((entry["handlerId"].as_str(), entry["kind"].as_str()), (Some(handler_id), Some(kind)), "{name}");
+    }
+}
+
 #[tokio::test]
 async fn a_function_whose_id_names_no_handler_fails_its_init_listing_them() {
     // `orders` itself, as a blueprint sharing one spec.handler would say,
