@@ -6,8 +6,9 @@
 //! - `GATEWAY_MAINTENANCE=1` fails every event, of every kind, in its kind's
 //!   own way (HTTP callers get a 503): a layer on the whole application.
 //! - The order routes are protected by the guard `api-key`, which reads
-//!   `x-api-key` and gives the handler the calling client as
-//!   `Identity<Client>`; placing an order needs the guard `writer` as well.
+//!   `x-api-key` (once: a request carrying it twice is a 401) and gives the
+//!   handler the calling client as `Identity<Client>`; placing an order
+//!   needs the guard `writer` as well.
 //! - The custom `refund` handler and the WebSocket `track` route are
 //!   protected by `internal`, which allows callers on this machine only.
 //!
@@ -37,17 +38,26 @@ fn client_for(key: &str) -> Option<Client> {
     }
 }
 
+/// The key is read with `sole_header`: a request that carries it twice is
+/// refused (401), since which of the two counts would be a guess.
 async fn api_key(request: GuardRequest) -> Result<Verdict> {
-    Ok(match request.header("x-api-key").map(client_for) {
-        Some(Some(client)) => Verdict::allow_as(client),
-        Some(None) => Verdict::unauthorized("the API key is not known"),
-        None => Verdict::unauthorized("an x-api-key header is required"),
+    Ok(match request.sole_header("x-api-key") {
+        Ok(Some(key)) => match client_for(key) {
+            Some(client) => Verdict::allow_as(client),
+            None => Verdict::unauthorized("the API key is not known"),
+        },
+        Ok(None) => Verdict::unauthorized("an x-api-key header is required"),
+        Err(refusal) => refusal,
     })
 }
 
 /// Placing orders: the key must be a client's that writes.
 async fn writer(request: GuardRequest) -> Result<Verdict> {
-    let writes = request.header("x-api-key").and_then(client_for).is_some_and(|client| client.writes);
+    let key = match request.sole_header("x-api-key") {
+        Ok(key) => key,
+        Err(refusal) => return Ok(refusal),
+    };
+    let writes = key.and_then(client_for).is_some_and(|client| client.writes);
     Ok(if writes { Verdict::allow() } else { Verdict::forbidden("this API key may read orders, not place them") })
 }
 

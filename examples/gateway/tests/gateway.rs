@@ -82,6 +82,28 @@ async fn guards_allow_with_an_identity_and_deny_with_401_or_403() {
 }
 
 #[tokio::test]
+async fn a_request_carrying_two_api_keys_is_401() {
+    let (conn, process) = start(&[]).await;
+    // Either key alone would pass; which of the two counts is not guessed.
+    for (first, second) in [("k-reader", "k-writer"), ("k-writer", "k-writer")] {
+        let request = event::http("GET", "/orders/ord-7")
+            .route("/orders/{id}")
+            .header("x-api-key", first)
+            .header("x-api-key", second);
+        let response = conn.call(request).await.unwrap();
+        assert_eq!(http(&response).status, 401, "{first}, {second}");
+        assert_eq!(
+            json_body(http(&response)),
+            json!({"message": "the request carries more than one `x-api-key` header"})
+        );
+    }
+    let request =
+        event::http("POST", "/orders").route("/orders").header("x-api-key", "k-writer").header("x-api-key", "k-reader");
+    assert_eq!(http(&conn.call(request).await.unwrap()).status, 401);
+    stop(conn, process).await;
+}
+
+#[tokio::test]
 async fn websocket_and_custom_handlers_are_refused_in_their_own_shape() {
     let (conn, process) = start(&[]).await;
     let result = conn
