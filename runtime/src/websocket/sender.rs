@@ -222,20 +222,28 @@ mod tests {
         (correlation_id, messages, send.await.unwrap())
     }
 
+    /// The runtime's answer to the send `correlation_id`: a success.
+    fn success(correlation_id: &str) -> WsSendAck {
+        WsSendAck { correlation_id: correlation_id.to_owned(), success: true, failures: vec![] }
+    }
+
+    /// The runtime's answer to the send `correlation_id`: the second
+    /// message, to `c-2`, failed.
+    fn second_failed(correlation_id: &str) -> WsSendAck {
+        WsSendAck {
+            correlation_id: correlation_id.to_owned(),
+            success: false,
+            failures: vec![celerity_proto::v1::WsSendFailure {
+                index: 1,
+                connection_id: "c-2".into(),
+                error_message: "gone".into(),
+            }],
+        }
+    }
+
     #[tokio::test]
     async fn a_failure_in_the_ack_gives_back_exactly_that_message() {
-        let (correlation_id, messages, result) = send_answered(|correlation_id| {
-            WsOutcome::Acked(WsSendAck {
-                correlation_id: correlation_id.to_owned(),
-                success: false,
-                failures: vec![celerity_proto::v1::WsSendFailure {
-                    index: 1,
-                    connection_id: "c-2".into(),
-                    error_message: "gone".into(),
-                }],
-            })
-        })
-        .await;
+        let (correlation_id, messages, result) = send_answered(|id| WsOutcome::Acked(second_failed(id))).await;
         let error = result.unwrap_err();
         let report = error.report().unwrap();
         assert_eq!((report.correlation_id(), report.len()), (correlation_id.as_str(), 3));
@@ -245,10 +253,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_success_reports_the_whole_batch() {
-        let (correlation_id, _, result) = send_answered(|correlation_id| {
-            WsOutcome::Acked(WsSendAck { correlation_id: correlation_id.to_owned(), success: true, failures: vec![] })
-        })
-        .await;
+        let (correlation_id, _, result) = send_answered(|id| WsOutcome::Acked(success(id))).await;
         let report = result.unwrap();
         assert_eq!((report.correlation_id(), report.len()), (correlation_id.as_str(), 3));
         assert!(report.is_success() && (0..3).all(|index| report.succeeded(index)));
@@ -256,11 +261,6 @@ mod tests {
 
     #[tokio::test]
     async fn a_runtime_that_never_waits_for_clients_leaves_wait_for_ack_unconfirmed() {
-        let success = |correlation_id: &str| WsSendAck {
-            correlation_id: correlation_id.to_owned(),
-            success: true,
-            failures: vec![],
-        };
         let (_, messages, result) = send_answered(|id| WsOutcome::Written(success(id))).await;
         let error = result.unwrap_err();
         assert!(matches!(error, SendError::Unconfirmed(_)), "{error:?}");
@@ -275,18 +275,7 @@ mod tests {
         );
 
         // A failure is a failure first; the report still names what is unconfirmed.
-        let (_, _, result) = send_answered(|id| {
-            WsOutcome::Written(WsSendAck {
-                correlation_id: id.to_owned(),
-                success: false,
-                failures: vec![celerity_proto::v1::WsSendFailure {
-                    index: 1,
-                    connection_id: "c-2".into(),
-                    error_message: "gone".into(),
-                }],
-            })
-        })
-        .await;
+        let (_, _, result) = send_answered(|id| WsOutcome::Written(second_failed(id))).await;
         let error = result.unwrap_err();
         assert!(matches!(&error, SendError::Failed(report) if report.unconfirmed_indexes() == [0]), "{error:?}");
         assert_eq!(error.failed_indexes(), [1]);
