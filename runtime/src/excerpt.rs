@@ -51,7 +51,8 @@ pub fn quoted(text: &str) -> String {
 /// `bytes` as they may be echoed: as text, cut as [`excerpt`] cuts it, when
 /// they are UTF-8, and otherwise only their length, `N bytes of binary`
 /// (bytes that are not text say nothing a reader could use, and may not be
-/// printed).
+/// printed). Only the Lambda clients echo bytes unquoted.
+#[cfg(feature = "aws-lambda")]
 pub(crate) fn excerpt_bytes(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(text) => excerpt(text),
@@ -93,15 +94,21 @@ mod tests {
     }
 
     #[test]
-    fn bytes_are_echoed_as_their_text_or_as_their_length() {
-        assert_eq!(excerpt_bytes(b"{\"message\": \"no\"}"), r#"{"message": "no"}"#);
+    fn bytes_are_quoted_as_their_text_or_named_by_their_length() {
         assert_eq!(quoted_bytes(b"a\nb"), r#""a\nb""#);
         let long = "y".repeat(1000);
-        assert_eq!(excerpt_bytes(long.as_bytes()), excerpt(&long));
         assert_eq!(quoted_bytes(long.as_bytes()), quoted(&long));
-        assert_eq!(excerpt_bytes(b"\xff\xfe\x00"), "3 bytes of binary");
         assert_eq!(quoted_bytes(b"\xff\xfe\x00"), "3 bytes of binary");
         assert_eq!(quoted_bytes(b""), r#""""#);
+    }
+
+    #[cfg(feature = "aws-lambda")]
+    #[test]
+    fn bytes_are_echoed_as_their_text_or_named_by_their_length() {
+        assert_eq!(excerpt_bytes(b"{\"message\": \"no\"}"), r#"{"message": "no"}"#);
+        let long = "y".repeat(1000);
+        assert_eq!(excerpt_bytes(long.as_bytes()), excerpt(&long));
+        assert_eq!(excerpt_bytes(b"\xff\xfe\x00"), "3 bytes of binary");
     }
 
     #[test]
