@@ -2,7 +2,7 @@
 //! HTTP handlers: [`App::service`](crate::App::service) names the tags it
 //! serves, and each request of those tags reaches it as it came.
 //!
-//! The service gets an `http::Request<`[`Body`]`>` with the original
+//! The service gets an `http::Request<`[`Body`](super::Body)`>` with the original
 //! method, the raw path (still percent-encoded, as the caller sent it), the
 //! query written back from the parameters the runtime decoded, every header
 //! and the body. The event's [`Context`] is in the request's extensions
@@ -21,18 +21,17 @@
 use std::sync::Arc;
 
 use celerity_proto::v1::dispatch::Source;
-use tower::Service;
 
-use super::{Body, bridge};
+use super::bridge;
 use crate::context::Context;
 use crate::kind::{self, HandlerKind};
-use crate::layer::{self, BoxError, Payload, ServesHttp};
+use crate::layer::{self, Payload, ServesHttp};
 use crate::pipeline::{Endpoint, HandlerFuture};
 use crate::session::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// A service of `http::Request<Body>` that the SDK can serve: implemented
 /// for every `Clone + Send + Sync` [`tower::Service`] taking an
-/// `http::Request<`[`Body`]`>` and answering with an `http::Response` of
+/// `http::Request<`[`Body`](super::Body)`>` and answering with an `http::Response` of
 /// any `http-body` 1 body, such as an axum `Router` (with its state given)
 /// or a `tower::ServiceBuilder` stack. Named in bounds only.
 ///
@@ -70,15 +69,7 @@ pub trait HttpService: Send + Sync + 'static {
 pub struct ServiceEndpoint(pub(crate) Arc<dyn Endpoint>);
 
 #[diagnostic::do_not_recommend]
-impl<S, B> HttpService for S
-where
-    S: Service<http::Request<Body>, Response = http::Response<B>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
+impl<S: ServesHttp> HttpService for S {
     fn __endpoint(self) -> ServiceEndpoint {
         ServiceEndpoint(Arc::new(Served { service: self, limit: DEFAULT_MAX_MESSAGE_BYTES }))
     }

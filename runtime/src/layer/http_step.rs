@@ -34,10 +34,12 @@ pub struct HttpNext {
 
 /// A tower service of `http::Request`s the SDK can call: cloned per
 /// request, its future and its response's body sent across tasks, its
-/// errors made into the SDK's. What the public blanket impls of
-/// `HttpService` and `HttpLayer` ask of a user's service, said once for the
-/// SDK's own code.
-pub(crate) trait ServesHttp:
+/// errors made into the SDK's. What the blanket impls of
+/// [`HttpService`](crate::http::HttpService) and
+/// [`HttpLayer`](super::HttpLayer) ask of a user's service (a service, or
+/// the service a layer makes), said once. Public only so that those public
+/// impls may name it: it is not exported.
+pub trait ServesHttp:
     Service<
         http::Request<Body>,
         Response = http::Response<<Self as ServesHttp>::ResponseBody>,

@@ -114,15 +114,9 @@ pub trait HttpLayer: Send + Sync + 'static {
 }
 
 #[diagnostic::do_not_recommend]
-impl<L, S, B> HttpLayer for L
+impl<L> HttpLayer for L
 where
-    L: tower::Layer<HttpNext, Service = S> + Send + Sync + 'static,
-    S: Service<::http::Request<crate::http::Body>, Response = ::http::Response<B>> + Clone + Send + Sync + 'static,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
+    L: tower::Layer<HttpNext, Service: ServesHttp> + Send + Sync + 'static,
 {
     fn __wrap(&self, next: Next, limit: usize) -> Next {
         Next::way(TowerHttp::new(self, next, limit))
