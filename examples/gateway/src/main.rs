@@ -9,8 +9,13 @@
 //!   `x-api-key` (once: a request carrying it twice is a 401) and gives the
 //!   handler the calling client as `Identity<Client>`; placing an order
 //!   needs the guard `writer` as well.
-//! - The custom `refund` handler and the WebSocket `track` route are
-//!   protected by `internal`, which allows callers on this machine only.
+//! - The WebSocket `track` route is protected by `internal`, which allows
+//!   messages from this machine only (and refuses a message whose address
+//!   the runtime does not give).
+//! - The custom `refund` handler is protected by `refunds-open`. A custom
+//!   invocation carries no caller (no headers, no address), only its kind,
+//!   tag and context, so this guard decides on what the application knows:
+//!   it refuses while `GATEWAY_REFUNDS_PAUSED=1` pauses refunds.
 //!
 //! `gateway --manifest` lists every handler with its guards.
 
@@ -61,11 +66,30 @@ async fn writer(request: GuardRequest) -> Result<Verdict> {
     Ok(if writes { Verdict::allow() } else { Verdict::forbidden("this API key may read orders, not place them") })
 }
 
+/// Messages from this machine only. A message whose address the runtime
+/// does not give is refused too: a caller that cannot be placed is not
+/// known to be here.
 async fn internal(request: GuardRequest) -> Result<Verdict> {
     Ok(match request.source_ip() {
         Some(ip) if ip.is_loopback() => Verdict::allow(),
         _ => Verdict::forbidden("only callers on this machine may do this"),
     })
+}
+
+/// Whether refunds are taken: an operator pauses them
+/// (`GATEWAY_REFUNDS_PAUSED=1`), as when the payment provider is down.
+struct RefundDesk {
+    paused: bool,
+}
+
+/// A custom invocation reaches the handler through the runtime's invoke
+/// API and carries no caller: a guard sees its kind and tag and its
+/// `Context` (deadline, trace context, the application's state), never
+/// headers, an address or the payload. So this guard decides on what the
+/// application knows rather than on who calls.
+async fn refunds_open(request: GuardRequest) -> Result<Verdict> {
+    let paused = request.context().state::<RefundDesk>().is_some_and(|desk| desk.paused);
+    Ok(if paused { Verdict::forbidden("refunds are paused") } else { Verdict::allow() })
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,7 +123,7 @@ async fn track(message: Message) -> Result<()> {
     Ok(())
 }
 
-#[custom_handler("custom::refund", guard = "internal")]
+#[custom_handler("custom::refund", guard = "refunds-open")]
 async fn refund(Json(order_id): Json<String>) -> Json<String> {
     Json(format!("refunded {order_id}"))
 }
@@ -135,4 +159,6 @@ async fn main() -> App {
         .guard("api-key", api_key)
         .guard("writer", writer)
         .guard("internal", internal)
+        .state(RefundDesk { paused: std::env::var("GATEWAY_REFUNDS_PAUSED").is_ok_and(|value| value == "1") })
+        .guard("refunds-open", refunds_open)
 }

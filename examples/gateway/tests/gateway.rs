@@ -104,7 +104,7 @@ async fn a_request_carrying_two_api_keys_is_401() {
 }
 
 #[tokio::test]
-async fn websocket_and_custom_handlers_are_refused_in_their_own_shape() {
+async fn a_websocket_message_from_elsewhere_is_refused_with_a_failed_ack() {
     let (conn, process) = start(&[]).await;
     let result = conn
         .call(event::websocket("track", "c-1").with_text(r#"{"event":"track"}"#).source_ip("203.0.113.9"))
@@ -122,12 +122,35 @@ async fn websocket_and_custom_handlers_are_refused_in_their_own_shape() {
         .await
         .unwrap();
     assert!(matches!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: true, .. }))), "{result:?}");
-    // A custom invocation carries no caller address: `internal` refuses it.
-    let result = conn.call(event::custom("refund").input(r#""ord-1""#)).await.unwrap();
+    // The runtime does not always give the address: such a message is refused.
+    let result = conn.call(event::websocket("track", "c-1").with_text(r#"{"event":"track"}"#)).await.unwrap();
+    assert!(matches!(result.outcome, Some(Outcome::Websocket(pb::Ack { success: false, .. }))), "{result:?}");
+    stop(conn, process).await;
+}
+
+fn custom(result: pb::Result) -> pb::CustomInvokeResult {
     match result.outcome {
-        Some(Outcome::Custom(custom)) => assert_eq!(custom.error_message, "only callers on this machine may do this"),
+        Some(Outcome::Custom(custom)) => custom,
         other => panic!("expected a custom result, got {other:?}"),
     }
+}
+
+/// A custom invocation, as the runtime's invoke API makes it: no caller
+/// address, no headers.
+#[tokio::test]
+async fn refund_is_invoked_while_refunds_are_open() {
+    let (conn, process) = start(&[]).await;
+    let result = custom(conn.call(event::custom("refund").input(r#""ord-1""#)).await.unwrap());
+    assert_eq!(result.error_message, "");
+    assert_eq!(&result.output[..], br#""refunded ord-1""#);
+    stop(conn, process).await;
+}
+
+#[tokio::test]
+async fn refund_is_refused_while_refunds_are_paused() {
+    let (conn, process) = start(&[("GATEWAY_REFUNDS_PAUSED", "1")]).await;
+    let result = custom(conn.call(event::custom("refund").input(r#""ord-1""#)).await.unwrap());
+    assert_eq!((result.error_message.as_str(), &result.output[..]), ("refunds are paused", &b""[..]));
     stop(conn, process).await;
 }
 
@@ -176,7 +199,8 @@ async fn the_manifest_names_each_handlers_guards() {
         handler["guards"].clone()
     };
     assert_eq!(guards("POST::/orders"), json!(["api-key", "writer"]));
-    assert_eq!(guards("custom::refund"), json!(["internal"]));
+    assert_eq!(guards("custom::refund"), json!(["refunds-open"]));
+    assert_eq!(guards("event::track"), json!(["internal"]));
     assert_eq!(guards("GET::/status"), json!([]));
     assert!(matches!(rt.accept_timeout(Duration::from_millis(200)).await, Err(Error::Timeout { .. })));
 }
