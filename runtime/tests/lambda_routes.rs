@@ -180,6 +180,11 @@ async fn a_schedules_event_goes_to_the_handler_of_its_rule() {
     );
     let answer = function.invoke(br#"{"week": 3}"#.to_vec()).await;
     assert!(error(&answer).error_message.starts_with("a schedule's input naming no rule"), "{answer:?}");
+
+    // Past its deadline, a schedule's event fails, for EventBridge to retry it.
+    let late = LambdaInvocation::new(payload(&nightly)).deadline_in(Duration::ZERO);
+    let answer = function.invoke(late).await;
+    assert_eq!(error(&answer).error_type, "Function.DeadlineExceeded", "{answer:?}");
     function.finish().await;
 }
 
