@@ -120,7 +120,13 @@ fn exit(actions: &[Action]) -> Option<Result<(), SessionError>> {
 
 /// A session past the handshake, serving `tags` with `credit`.
 fn serving(tags: &[&str], credit: u32) -> Session {
-    let mut session = Session::new(SessionConfig::new(tags.iter().map(|t| spec(t)).collect(), credit), T0);
+    past_handshake(SessionConfig::new(tags.iter().map(|t| spec(t)).collect(), credit), tags)
+}
+
+/// A session of `config` past the handshake, the runtime declaring each of
+/// `tags` as the handler `h-{tag}`.
+fn past_handshake(config: SessionConfig, tags: &[&str]) -> Session {
+    let mut session = Session::new(config, T0);
     let declared: Vec<(String, String)> = tags.iter().map(|t| (format!("h-{t}"), t.to_string())).collect();
     let declared: Vec<(&str, &str)> = declared.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     session.handle(T0, config_frame(&declared, Some((1, 0))));
@@ -982,13 +988,7 @@ fn the_stream_ending_cuts_off_waiting_sends_and_later_ones() {
 fn serving_small_frames(tags: &[&str]) -> Session {
     let mut config = SessionConfig::new(tags.iter().map(|t| spec(t)).collect(), 4);
     config.max_message_bytes = 1; // raised to the minimum
-    let mut session = Session::new(config, T0);
-    let declared: Vec<(String, String)> = tags.iter().map(|t| (format!("h-{t}"), t.to_string())).collect();
-    let declared: Vec<(&str, &str)> = declared.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    session.handle(T0, config_frame(&declared, Some((1, 0))));
-    session.handle(T0, ack(true));
-    drain(&mut session);
-    session
+    past_handshake(config, tags)
 }
 
 #[test]
