@@ -466,7 +466,7 @@ impl Gateway {
         gone.armed = false;
         log::event(&id, &tag, &log::summary(&outcome), started.elapsed());
         let (status, answer) = sources::invoke_answer(&outcome);
-        json_reply(status, &answer)
+        reply(status, "application/json", answer.to_json())
     }
 
     async fn push_consumer(&self, request: hyper::Request<Incoming>, path: &str) -> Reply {

@@ -48,23 +48,46 @@ impl InvokeRequest {
     }
 }
 
+/// The body of the invoke endpoint's answer, its fields in the order the
+/// runtime writes them: `message`, then `data` and `dataEncoding` where
+/// the handler answered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InvokeAnswer {
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
+    #[serde(rename = "dataEncoding", skip_serializing_if = "Option::is_none")]
+    data_encoding: Option<&'static str>,
+}
+
+impl InvokeAnswer {
+    fn message(message: String) -> Self {
+        InvokeAnswer { message, data: None, data_encoding: None }
+    }
+
+    /// The JSON text, as sent.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| r#"{"message":"the answer could not be written"}"#.to_owned())
+    }
+}
+
 /// The answer to a request-response invocation, as the runtime's invoke
 /// endpoint gives it: `{"message", "data", "dataEncoding"?}`; output that is
 /// not UTF-8 is base64 with `"dataEncoding": "base64"`.
-pub fn invoke_answer(outcome: &EventOutcome) -> (StatusCode, Value) {
-    let failed = |status, message: String| (status, json!({ "message": message }));
+pub fn invoke_answer(outcome: &EventOutcome) -> (StatusCode, InvokeAnswer) {
+    let failed = |status, message: String| (status, InvokeAnswer::message(message));
     match outcome {
         EventOutcome::Result(result) => match &result.outcome {
             Some(Outcome::Custom(custom)) if !custom.error_message.is_empty() => {
                 failed(StatusCode::INTERNAL_SERVER_ERROR, custom.error_message.clone())
             }
             Some(Outcome::Custom(custom)) => {
-                let mut answer = json!({ "message": "Handler invoked successfully" });
+                let mut answer = InvokeAnswer::message("Handler invoked successfully".to_owned());
                 match std::str::from_utf8(&custom.output) {
-                    Ok(text) => answer["data"] = json!(text),
+                    Ok(text) => answer.data = Some(text.to_owned()),
                     Err(_) => {
-                        answer["data"] = json!(base64::engine::general_purpose::STANDARD.encode(&custom.output));
-                        answer["dataEncoding"] = json!("base64");
+                        answer.data = Some(base64::engine::general_purpose::STANDARD.encode(&custom.output));
+                        answer.data_encoding = Some("base64");
                     }
                 }
                 (StatusCode::OK, answer)
@@ -264,25 +287,29 @@ mod tests {
             output: Bytes::from_static(b"{\"n\":1}"),
             error_message: String::new(),
         }));
-        assert_eq!(
-            invoke_answer(&ok),
-            (StatusCode::OK, json!({"message": "Handler invoked successfully", "data": "{\"n\":1}"}))
-        );
+        let (status, body) = invoke_answer(&ok);
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body.to_json(), r#"{"message":"Handler invoked successfully","data":"{\"n\":1}"}"#);
         let binary = answered(Outcome::Custom(CustomInvokeResult {
             output: Bytes::from_static(&[0xff, 0x00]),
             error_message: String::new(),
         }));
         let (status, body) = invoke_answer(&binary);
-        assert_eq!((status, &body["data"], &body["dataEncoding"]), (StatusCode::OK, &json!("/wA="), &json!("base64")));
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            body.to_json(),
+            r#"{"message":"Handler invoked successfully","data":"/wA=","dataEncoding":"base64"}"#
+        );
         let failed =
             answered(Outcome::Custom(CustomInvokeResult { output: Bytes::new(), error_message: "nope".into() }));
-        assert_eq!(invoke_answer(&failed), (StatusCode::INTERNAL_SERVER_ERROR, json!({"message": "nope"})));
+        let (status, body) = invoke_answer(&failed);
+        assert_eq!((status, body.to_json()), (StatusCode::INTERNAL_SERVER_ERROR, r#"{"message":"nope"}"#.to_owned()));
         let error = answered(Outcome::Error(HandlerError {
             message: "boom".into(),
             r#type: "panic".into(),
             stack: String::new(),
         }));
-        assert_eq!(invoke_answer(&error).1, json!({"message": "panic: boom"}));
+        assert_eq!(invoke_answer(&error).1.to_json(), r#"{"message":"panic: boom"}"#);
         assert_eq!(invoke_answer(&EventOutcome::Abandoned(AbandonReason::Deadline)).0, StatusCode::GATEWAY_TIMEOUT);
         assert_eq!(invoke_answer(&EventOutcome::Shed(ShedReason::NoHandler)).0, StatusCode::SERVICE_UNAVAILABLE);
     }
