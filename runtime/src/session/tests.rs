@@ -909,6 +909,32 @@ fn a_ws_send_is_sent_and_answered_by_its_acknowledgement() {
 }
 
 #[test]
+fn a_runtime_without_a_version_answers_sends_as_written_and_the_log_says_so_once() {
+    let mut session = Session::new(SessionConfig::new(vec![spec("GET::/a")], 4), T0);
+    session.handle(T0, config_frame(&[("h", "GET::/a")], None));
+    session.handle(T0, ack(true));
+    drain(&mut session);
+    let asking = |id: &str| Input::WsSend {
+        correlation_id: id.to_string(),
+        messages: vec![pb::WsOutbound { connection_id: "c".into(), wait_for_ack: true, ..Default::default() }],
+        timeout_ms: 1000,
+    };
+    session.handle(T0, ws_send("plain", 1000));
+    assert!(warned(&drain(&mut session)).is_empty(), "a send that asks for no acknowledgement is unaffected");
+    session.handle(T0, asking("w1"));
+    let said = warned(&drain(&mut session));
+    assert!(matches!(&said[..], [line] if line.contains("does not wait for a client's acknowledgement")), "{said:?}");
+    session.handle(T0, asking("w2"));
+    assert!(warned(&drain(&mut session)).is_empty(), "said once");
+    for id in ["plain", "w1", "w2"] {
+        session.handle(T0 + 10, ws_ack(id));
+        let done = ws_done(&drain(&mut session));
+        assert!(matches!(&done[..], [(answered, WsOutcome::Written(_))] if answered == id), "{done:?}");
+    }
+    assert!(session.tables_empty());
+}
+
+#[test]
 fn a_ws_send_times_out_and_its_late_ack_is_only_noted() {
     let mut session = serving(&["GET::/a"], 4);
     session.handle(T0, ws_send("w1", 500));
