@@ -18,12 +18,11 @@
 //! its SQS message attributes as JSON; every record's vendor data the
 //! message or record itself.
 
-use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use bytes::Bytes;
 use celerity_proto::v1::{ConsumerBatch, ConsumerRecord};
 use serde_json::{Map, Value};
 
-use super::{Invocation, Refused, decode, source_id};
+use super::{Invocation, Payload, Refused, source_id};
 use crate::lambda::form::Form;
 
 /// Reads `invocation` as a batch of `form`: `Queue`, `Bucket` or `Stream`.
@@ -124,11 +123,12 @@ fn table_name(arn: &str) -> Option<&str> {
 }
 
 fn read_queue(invocation: &Invocation<'_>) -> Result<ConsumerBatch, Refused> {
-    let event: SqsEvent = decode(invocation.json, "an SQS event")?;
+    let event = Payload::of(invocation.json, "an SQS event")?;
+    let messages = event.array("/Records")?;
     let mut source_type = None;
-    let mut records = Vec::with_capacity(event.records.len());
-    for (index, message) in event.records.into_iter().enumerate() {
-        let (record, kind) = record(index, message)?;
+    let mut records = Vec::with_capacity(messages.len());
+    for index in 0..messages.len() {
+        let (record, kind) = record(&event, index)?;
         source_type.get_or_insert(kind);
         records.push(record);
     }
@@ -141,26 +141,33 @@ fn read_queue(invocation: &Invocation<'_>) -> Result<ConsumerBatch, Refused> {
     })
 }
 
-fn record(index: usize, message: SqsMessage) -> Result<(ConsumerRecord, &'static str), Refused> {
-    let Some(message_id) = message.message_id.clone().filter(|id| !id.is_empty()) else {
+/// The SQS message `index` of `event`: its vendor data the message as sent,
+/// its attributes its message attributes.
+fn record(event: &Payload<'_>, index: usize) -> Result<(ConsumerRecord, &'static str), Refused> {
+    let at = |field: &str| format!("/Records/{index}{field}");
+    let Some(message) = event.object(&at(""))? else {
+        return Err(event.refused(&at(""), "the record is missing"));
+    };
+    let Some(message_id) = event.text(&at("/messageId"))?.filter(|id| !id.is_empty()) else {
         return Err(Refused(format!(
             "SQS record {index} has no messageId, so the batch cannot be answered record by record"
         )));
     };
-    let vendor = serde_json::to_vec(&message).map(Bytes::from).unwrap_or_default();
-    let attributes = if message.message_attributes.is_empty() {
-        Bytes::new()
-    } else {
-        serde_json::to_vec(&message.message_attributes).map(Bytes::from).unwrap_or_default()
+    let attributes = match event.object(&at("/messageAttributes"))? {
+        Some(attributes) if !attributes.is_empty() => {
+            serde_json::to_vec(attributes).map(Bytes::from).unwrap_or_default()
+        }
+        _ => Bytes::new(),
     };
-    let body = message.body.unwrap_or_default();
-    let queue_arn = message.event_source_arn.unwrap_or_default();
-    let unwrapped = serde_json::from_str::<Value>(&body).ok().and_then(|json| unwrap(&json));
+    let vendor = serde_json::to_vec(message).map(Bytes::from).unwrap_or_default();
+    let body = event.text(&at("/body"))?.unwrap_or_default();
+    let queue_arn = event.text(&at("/eventSourceARN"))?.unwrap_or_default();
+    let unwrapped = serde_json::from_str::<Value>(body).ok().and_then(|json| unwrap(&json));
     let (body, source, event_type, kind) = match unwrapped {
         Some(Unwrapped { body, source, event_type, kind }) => (body, source, event_type, kind),
-        None => (Bytes::from(body), queue_arn, String::new(), "queue"),
+        None => (Bytes::copy_from_slice(body.as_bytes()), queue_arn.to_string(), String::new(), "queue"),
     };
-    Ok((ConsumerRecord { message_id, body, source, event_type, attributes, vendor }, kind))
+    Ok((ConsumerRecord { message_id: message_id.to_string(), body, source, event_type, attributes, vendor }, kind))
 }
 
 /// The queue's name, the last part of its ARN.

@@ -14,75 +14,94 @@
 
 use std::collections::HashMap;
 
-use aws_lambda_events::apigw::{ApiGatewayProxyRequest, ApiGatewayV2httpRequest};
 use celerity_proto::v1::{HttpRequest, Values};
-use http::HeaderMap;
 use percent_encoding::percent_decode_str;
+use serde_json::Value;
 
-use super::{Invocation, Refused, body_bytes, decode};
+use super::{Invocation, Payload, Refused, body_bytes};
 
 /// A request from an HTTP API.
 pub(super) fn from_v2(invocation: &Invocation<'_>) -> Result<HttpRequest, Refused> {
-    let event: ApiGatewayV2httpRequest = decode(invocation.json, "an API Gateway HTTP API request")?;
-    let context = event.request_context;
-    let mut headers = headers(&event.headers, &HeaderMap::new());
-    if let Some(cookies) = event.cookies.filter(|cookies| !cookies.is_empty()) {
+    let event = Payload::of(invocation.json, "an API Gateway HTTP API request")?;
+    let mut headers = headers(&event, &["/headers"])?;
+    let cookies = event.array("/cookies")?;
+    if !cookies.is_empty() {
+        let cookies: Vec<&str> = cookies.iter().filter_map(Value::as_str).collect();
         headers.insert("cookie".to_string(), Values { values: vec![cookies.join("; ")] });
     }
-    let mut query = match event.raw_query_string.as_deref().filter(|query| !query.is_empty()) {
+    let mut query = match event.text("/rawQueryString")?.filter(|query| !query.is_empty()) {
         Some(raw) => form_decoded(raw),
         None => HashMap::new(),
     };
     if query.is_empty() {
-        for (name, value) in event.query_string_parameters.iter() {
+        for (name, value) in event.strings("/queryStringParameters")? {
             push(&mut query, name, value);
         }
     }
     let route = route(invocation.tag);
-    let path = event.raw_path.or(context.http.path).unwrap_or_else(|| "/".to_string());
-    let api_route = event.route_key.as_deref().and_then(|key| route_template(key, true));
-    let stage = context.stage.as_deref();
+    let path = event.text("/rawPath")?.or(event.text("/requestContext/http/path")?).unwrap_or("/").to_string();
+    let api_route = event.text("/routeKey")?.and_then(|key| route_template(key, true));
+    let stage = event.text("/requestContext/stage")?;
+    let path_params = path_parameters(&event)?;
     Ok(HttpRequest {
-        method: context.http.method.as_str().to_ascii_uppercase(),
-        path_params: params(invocation.tag, &route, api_route, event.path_parameters, &path, stage),
+        method: method(&event, "/requestContext/http/method")?,
+        path_params: params(invocation.tag, &route, api_route, path_params, &path, stage),
         path,
         route,
         query_params: query,
         headers,
-        source_ip: context.http.source_ip.unwrap_or_default(),
-        request_id: context.request_id.unwrap_or_else(|| invocation.request_id.to_string()),
-        body: body_bytes(event.body, event.is_base64_encoded)?,
+        source_ip: event.text("/requestContext/http/sourceIp")?.unwrap_or_default().to_string(),
+        request_id: request_id(&event, invocation)?,
+        body: body_bytes(event.text("/body")?, event.flag("/isBase64Encoded")?)?,
     })
 }
 
 /// A request from a REST API.
 pub(super) fn from_v1(invocation: &Invocation<'_>) -> Result<HttpRequest, Refused> {
-    let event: ApiGatewayProxyRequest = decode(invocation.json, "an API Gateway REST API request")?;
+    let event = Payload::of(invocation.json, "an API Gateway REST API request")?;
     let mut query = HashMap::new();
-    if event.multi_value_query_string_parameters.is_empty() {
-        for (name, value) in event.query_string_parameters.iter() {
-            push(&mut query, name, value);
-        }
-    } else {
-        for (name, value) in event.multi_value_query_string_parameters.iter() {
-            push(&mut query, name, value);
-        }
+    let mut pairs = event.strings("/multiValueQueryStringParameters")?;
+    if pairs.is_empty() {
+        pairs = event.strings("/queryStringParameters")?;
+    }
+    for (name, value) in pairs {
+        push(&mut query, name, value);
     }
     let route = route(invocation.tag);
-    let context = event.request_context;
-    let path = event.path.or(context.path).unwrap_or_else(|| "/".to_string());
-    let api_route = event.resource.as_deref().and_then(|resource| route_template(resource, false));
+    let path = event.text("/path")?.or(event.text("/requestContext/path")?).unwrap_or("/").to_string();
+    let api_route = event.text("/resource")?.and_then(|resource| route_template(resource, false));
+    let path_params = path_parameters(&event)?;
     Ok(HttpRequest {
-        method: event.http_method.as_str().to_ascii_uppercase(),
-        path_params: params(invocation.tag, &route, api_route, event.path_parameters, &path, None),
+        method: method(&event, "/httpMethod")?,
+        path_params: params(invocation.tag, &route, api_route, path_params, &path, None),
         path,
         route,
         query_params: query,
-        headers: headers(&event.headers, &event.multi_value_headers),
-        source_ip: context.identity.source_ip.unwrap_or_default(),
-        request_id: context.request_id.unwrap_or_else(|| invocation.request_id.to_string()),
-        body: body_bytes(event.body, event.is_base64_encoded)?,
+        headers: headers(&event, &["/multiValueHeaders", "/headers"])?,
+        source_ip: event.text("/requestContext/identity/sourceIp")?.unwrap_or_default().to_string(),
+        request_id: request_id(&event, invocation)?,
+        body: body_bytes(event.text("/body")?, event.flag("/isBase64Encoded")?)?,
     })
+}
+
+/// The request's method, in upper case: any token (whether it is served
+/// is the answer's business), and a refusal for a missing or malformed one.
+fn method(event: &Payload<'_>, pointer: &str) -> Result<String, Refused> {
+    let Some(method) = event.text(pointer)? else { return Err(event.refused(pointer, "the method is missing")) };
+    http::Method::from_bytes(method.as_bytes()).map_err(|error| event.refused(pointer, error))?;
+    Ok(method.to_ascii_uppercase())
+}
+
+fn request_id(event: &Payload<'_>, invocation: &Invocation<'_>) -> Result<String, Refused> {
+    Ok(event.text("/requestContext/requestId")?.unwrap_or(invocation.request_id).to_string())
+}
+
+fn path_parameters(event: &Payload<'_>) -> Result<HashMap<String, String>, Refused> {
+    Ok(event
+        .strings("/pathParameters")?
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect())
 }
 
 /// The route template of an HTTP tag `{METHOD}::{route}`.
@@ -145,16 +164,25 @@ fn path_params(route: &str, params: HashMap<String, String>) -> HashMap<String, 
         .collect()
 }
 
-/// Headers by lower-case name, from a map of single values and one of
-/// repeated ones (a REST API sends both; the repeated one wins).
-fn headers(single: &HeaderMap, multi: &HeaderMap) -> HashMap<String, Values> {
+/// Headers by lower-case name, from the first of the maps at `pointers`
+/// that has any (a REST API sends repeated values and single ones; the
+/// repeated ones win). A name or value HTTP does not allow is refused.
+fn headers(event: &Payload<'_>, pointers: &[&str]) -> Result<HashMap<String, Values>, Refused> {
     let mut headers: HashMap<String, Values> = HashMap::new();
-    let source = if multi.is_empty() { single } else { multi };
-    for (name, value) in source {
-        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-        headers.entry(name.as_str().to_ascii_lowercase()).or_default().values.push(value);
+    for pointer in pointers {
+        let pairs = event.strings(pointer)?;
+        if pairs.is_empty() {
+            continue;
+        }
+        for (name, value) in pairs {
+            let at = || format!("{pointer}/{name}");
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|error| event.refused(&at(), error))?;
+            http::HeaderValue::from_str(value).map_err(|error| event.refused(&at(), error))?;
+            headers.entry(name.to_ascii_lowercase()).or_default().values.push(value.to_string());
+        }
+        break;
     }
-    headers
+    Ok(headers)
 }
 
 fn push(query: &mut HashMap<String, Values>, name: &str, value: &str) {

@@ -20,7 +20,7 @@ use std::fmt;
 
 use bytes::Bytes;
 use celerity_proto::v1::dispatch::Source;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::form::Form;
 
@@ -75,17 +75,101 @@ pub(crate) fn read(form: Form, invocation: &Invocation<'_>) -> Result<Event, Ref
     }
 }
 
-/// `payload` as `T`, or a refusal naming `what` it should have been and
-/// the field that did not fit.
-fn decode<'a, T: serde::Deserialize<'a>>(payload: Option<&'a Value>, what: &str) -> Result<T, Refused> {
-    let Some(payload) = payload else {
-        return Err(Refused(format!("the payload is not JSON, so it is not {what}")));
-    };
-    serde_path_to_error::deserialize(payload).map_err(|error| {
-        let path = error.path().to_string();
-        let at = if path == "." { String::new() } else { format!(" at {path}") };
-        Refused(format!("the payload is not {what}{at}: {}", error.inner()))
-    })
+/// A payload read as the JSON object of an event: what the payload should
+/// have been (`what`), for each refusal to name. Its fields are read from
+/// the `Value` the invocation already parsed, without a typed copy of the
+/// event: a field absent or `null` is `None`, and one of another type than
+/// the event's is refused, naming where it is.
+#[derive(Clone, Copy)]
+struct Payload<'a> {
+    json: &'a Value,
+    what: &'a str,
+}
+
+impl<'a> Payload<'a> {
+    /// `payload`, which must be a JSON object.
+    fn of(payload: Option<&'a Value>, what: &'a str) -> Result<Payload<'a>, Refused> {
+        let Some(json) = payload else {
+            return Err(Refused(format!("the payload is not JSON, so it is not {what}")));
+        };
+        if !json.is_object() {
+            return Err(Refused(format!("the payload is not {what}: it is {}, not an object", kind(json))));
+        }
+        Ok(Payload { json, what })
+    }
+
+    /// The refusal of the field at `pointer` (`/a/b`, named `a.b`).
+    fn refused(&self, pointer: &str, why: impl fmt::Display) -> Refused {
+        Refused(format!(
+            "the payload is not {} at {}: {why}",
+            self.what,
+            pointer.trim_start_matches('/').replace('/', ".")
+        ))
+    }
+
+    /// The field at `pointer`, of the type `is` checks (`expected` naming
+    /// it).
+    fn field(&self, pointer: &str, expected: &str, is: fn(&Value) -> bool) -> Result<Option<&'a Value>, Refused> {
+        match self.json.pointer(pointer) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) if is(value) => Ok(Some(value)),
+            Some(value) => Err(self.refused(pointer, format!("it is {}, expected {expected}", kind(value)))),
+        }
+    }
+
+    fn text(&self, pointer: &str) -> Result<Option<&'a str>, Refused> {
+        Ok(self.field(pointer, "a string", Value::is_string)?.and_then(Value::as_str))
+    }
+
+    fn flag(&self, pointer: &str) -> Result<bool, Refused> {
+        Ok(self.field(pointer, "a boolean", Value::is_boolean)?.and_then(Value::as_bool).unwrap_or(false))
+    }
+
+    fn object(&self, pointer: &str) -> Result<Option<&'a Map<String, Value>>, Refused> {
+        Ok(self.field(pointer, "an object", Value::is_object)?.and_then(Value::as_object))
+    }
+
+    fn array(&self, pointer: &str) -> Result<&'a [Value], Refused> {
+        Ok(self.field(pointer, "an array", Value::is_array)?.and_then(Value::as_array).map_or(&[], Vec::as_slice))
+    }
+
+    /// The strings of the object at `pointer`, each value a string or, in
+    /// a map of repeated values, an array of them, in order.
+    fn strings(&self, pointer: &str) -> Result<Vec<(&'a str, &'a str)>, Refused> {
+        let mut pairs = Vec::new();
+        for (name, value) in self.object(pointer)?.into_iter().flatten() {
+            match value {
+                Value::String(value) => pairs.push((name.as_str(), value.as_str())),
+                Value::Array(values) => {
+                    for value in values {
+                        let Some(value) = value.as_str() else {
+                            let at = format!("{pointer}/{name}");
+                            return Err(self.refused(&at, format!("it holds {}, expected strings", kind(value))));
+                        };
+                        pairs.push((name.as_str(), value));
+                    }
+                }
+                Value::Null => {}
+                other => {
+                    let at = format!("{pointer}/{name}");
+                    return Err(self.refused(&at, format!("it is {}, expected a string", kind(other))));
+                }
+            }
+        }
+        Ok(pairs)
+    }
+}
+
+/// What kind of JSON value `value` is, for a refusal.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The `{id}` of a tag `source::{id}::{name}`.
@@ -94,12 +178,12 @@ pub(crate) fn source_id(tag: &str) -> Option<&str> {
 }
 
 /// Bytes of a body API Gateway sent, base64 when it says so.
-fn body_bytes(body: Option<String>, base64: bool) -> Result<Bytes, Refused> {
+fn body_bytes(body: Option<&str>, base64: bool) -> Result<Bytes, Refused> {
     use base64::Engine;
 
     let body = body.unwrap_or_default();
     if !base64 {
-        return Ok(Bytes::from(body));
+        return Ok(Bytes::copy_from_slice(body.as_bytes()));
     }
     base64::engine::general_purpose::STANDARD
         .decode(body.as_bytes())
@@ -120,9 +204,28 @@ mod tests {
 
     #[test]
     fn a_body_marked_base64_must_be_base64() {
-        assert_eq!(body_bytes(Some("aGk=".into()), true).unwrap(), Bytes::from_static(b"hi"));
-        assert_eq!(body_bytes(Some("aGk=".into()), false).unwrap(), Bytes::from_static(b"aGk="));
+        assert_eq!(body_bytes(Some("aGk="), true).unwrap(), Bytes::from_static(b"hi"));
+        assert_eq!(body_bytes(Some("aGk="), false).unwrap(), Bytes::from_static(b"aGk="));
         assert_eq!(body_bytes(None, true).unwrap(), Bytes::new());
-        assert!(body_bytes(Some("not base64!".into()), true).unwrap_err().0.contains("isBase64Encoded"));
+        assert!(body_bytes(Some("not base64!"), true).unwrap_err().0.contains("isBase64Encoded"));
+    }
+
+    #[test]
+    fn a_field_of_another_type_is_refused_naming_where_it_is() {
+        use serde_json::json;
+
+        let event = json!({"requestContext": {"http": {"method": 7}}, "headers": {"a": "1", "b": ["2", "3"]}});
+        let payload = Payload::of(Some(&event), "an event").unwrap();
+        let refused = payload.text("/requestContext/http/method").unwrap_err();
+        assert_eq!(
+            refused.0,
+            "the payload is not an event at requestContext.http.method: it is a number, expected a string"
+        );
+        assert_eq!(payload.text("/requestContext/http/path").unwrap(), None);
+        assert_eq!(payload.strings("/headers").unwrap(), [("a", "1"), ("b", "2"), ("b", "3")]);
+        assert!(payload.array("/headers").unwrap_err().0.contains("at headers: it is an object, expected an array"));
+        let refused = Payload::of(Some(&json!([1])), "an event").err().unwrap();
+        assert_eq!(refused.0, "the payload is not an event: it is an array, not an object");
+        assert!(Payload::of(None, "an event").err().unwrap().0.contains("not JSON"));
     }
 }

@@ -8,10 +8,8 @@
 //! event's, or the invocation's. The schedule id is the tag's
 //! `source::{id}::` part. The event itself is the trigger's vendor data.
 
-use aws_lambda_events::eventbridge::EventBridgeEvent;
 use bytes::Bytes;
 use celerity_proto::v1::ScheduleTrigger;
-use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::{Invocation, source_id};
@@ -19,20 +17,17 @@ use crate::lambda::form::{Form, detect};
 
 pub(super) fn read(invocation: &Invocation<'_>) -> ScheduleTrigger {
     let schedule_id = source_id(invocation.tag).unwrap_or_default().to_string();
-    let event = (detect(invocation.json) == Form::Schedule)
-        .then(|| invocation.json.and_then(|json| EventBridgeEvent::<Value>::deserialize(json).ok()))
-        .flatten();
+    let event = invocation.json.filter(|json| detect(Some(json)) == Form::Schedule);
     match event {
         Some(event) => {
-            let carried = !(event.detail.is_null() || event.detail.as_object().is_some_and(|detail| detail.is_empty()));
-            let input = if carried {
-                serde_json::to_vec(&event.detail).map(Bytes::from).unwrap_or_default()
-            } else {
-                Bytes::new()
-            };
+            let detail = event.get("detail").unwrap_or(&Value::Null);
+            let carried = !(detail.is_null() || detail.as_object().is_some_and(|detail| detail.is_empty()));
+            let input =
+                if carried { serde_json::to_vec(detail).map(Bytes::from).unwrap_or_default() } else { Bytes::new() };
+            let id = event.get("id").and_then(Value::as_str);
             ScheduleTrigger {
                 schedule_id,
-                message_id: event.id.unwrap_or_else(|| invocation.request_id.to_string()),
+                message_id: id.unwrap_or(invocation.request_id).to_string(),
                 schedule: String::new(),
                 input,
                 vendor: invocation.raw.clone(),

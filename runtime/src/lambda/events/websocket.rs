@@ -7,41 +7,40 @@
 //! taken off when it has it. The event also says where the API's
 //! Management API is, for the sends its handler makes.
 
-use aws_lambda_events::apigw::ApiGatewayWebsocketProxyRequest;
 use bytes::Bytes;
 use celerity_proto::v1::{WebSocketMessage, dispatch::Source};
 
-use super::{Event, Invocation, Refused, body_bytes, decode};
+use super::{Event, Invocation, Payload, Refused, body_bytes};
 use crate::websocket::frame;
 
 pub(super) fn read(invocation: &Invocation<'_>) -> Result<Event, Refused> {
-    let event: ApiGatewayWebsocketProxyRequest = decode(invocation.json, "an API Gateway WebSocket event")?;
-    let context = event.request_context;
-    let Some(connection_id) = context.connection_id.filter(|id| !id.is_empty()) else {
+    let event = Payload::of(invocation.json, "an API Gateway WebSocket event")?;
+    let context = |field: &str| event.text(&format!("/requestContext/{field}"));
+    let Some(connection_id) = context("connectionId")?.filter(|id| !id.is_empty()) else {
         return Err(Refused("the WebSocket event has no requestContext.connectionId".to_string()));
     };
-    let event_type = context.event_type.unwrap_or_default();
-    let route = context.route_key.unwrap_or_else(|| "$default".to_string());
-    let lifecycle = matches!(event_type.as_str(), "CONNECT" | "DISCONNECT");
+    let event_type = context("eventType")?.unwrap_or_default();
+    let route = context("routeKey")?.unwrap_or("$default").to_string();
+    let lifecycle = matches!(event_type, "CONNECT" | "DISCONNECT");
     let (message, is_binary) = if lifecycle {
         (Bytes::from_static(b"null"), false)
-    } else if event.is_base64_encoded {
-        let bytes = body_bytes(event.body, true)?;
+    } else if event.flag("/isBase64Encoded")? {
+        let bytes = body_bytes(event.text("/body")?, true)?;
         let payload = frame::decode(bytes.clone()).map_or(bytes, |message| message.payload);
         (payload, true)
     } else {
-        (Bytes::from(event.body.unwrap_or_default()), false)
+        (body_bytes(event.text("/body")?, false)?, false)
     };
-    let websocket_endpoint = match (context.domain_name, context.stage) {
+    let websocket_endpoint = match (context("domainName")?, context("stage")?) {
         (Some(domain), Some(stage)) if !domain.is_empty() => Some(format!("https://{domain}/{stage}")),
         _ => None,
     };
-    let request_id = context.request_id.unwrap_or_else(|| invocation.request_id.to_string());
+    let request_id = context("requestId")?.unwrap_or(invocation.request_id).to_string();
     let message = WebSocketMessage {
         route,
-        connection_id,
-        source_ip: context.identity.source_ip.unwrap_or_default(),
-        message_id: context.message_id.unwrap_or_else(|| request_id.clone()),
+        connection_id: connection_id.to_string(),
+        source_ip: context("identity/sourceIp")?.unwrap_or_default().to_string(),
+        message_id: context("messageId")?.map_or_else(|| request_id.clone(), str::to_string),
         request_id,
         message,
         is_binary,
@@ -111,5 +110,8 @@ mod tests {
         payload["requestContext"]["connectionId"] = json!("");
         assert!(read_payload(payload).unwrap_err().0.contains("connectionId"));
         assert!(read_payload(json!([1, 2])).unwrap_err().0.contains("not an API Gateway WebSocket event"));
+        let mut payload = event("MESSAGE", "$default", json!("{}"), false);
+        payload["requestContext"]["routeKey"] = json!(7);
+        assert!(read_payload(payload).unwrap_err().0.contains("at requestContext.routeKey: it is a number"));
     }
 }
