@@ -4,7 +4,7 @@
 //! schedule sets none, and the two answers a schedule gets: `Ok` acknowledges
 //! the trigger, `Err` fails it (a failed `Ack` carrying the message) so that
 //! the schedule's own rules deliver it again. Input that does not fit
-//! [`CleanupInput`] is refused by the SDK the same way, naming the field.
+//! `CleanupInput` is refused by the SDK the same way, naming the field.
 
 use celerity::schedule::Trigger;
 use celerity::{Json, State, schedule_handler};

@@ -1,7 +1,7 @@
 //! Consumers: order events from the payment and shipping systems, and audit
 //! records from elsewhere in the business. The two consumer forms:
 //!
-//! - [`process_order_event`] runs once per record (`Record<OrderEvent>`). The
+//! - `process_order_event` runs once per record (`Record<OrderEvent>`). The
 //!   SDK builds the batch's answer: a record whose handler returns `Err` (an
 //!   unknown order, a change the order's status forbids) is named as failed
 //!   by the id it arrived with, and stays on the queue to be delivered again;
@@ -9,7 +9,7 @@
 //!   the decoding error and the path of the field, without the handler
 //!   running; a record whose handler panics fails alone. The other records
 //!   are acknowledged.
-//! - [`audit_orders`] takes the whole `Batch` and builds the answer itself
+//! - `audit_orders` takes the whole `Batch` and builds the answer itself
 //!   with `batch.outcome()`, failing records by naming them. When the audit
 //!   log cannot be written it returns `Err`, which fails the whole batch:
 //!   nothing is acknowledged, and all of it is delivered again.

@@ -4,16 +4,16 @@
 //! request before it runs (`Path`, `Query`, `Json`, `State`, `Context`) and
 //! whose return value becomes the response. What each one shows:
 //!
-//! - [`create_order`]: a JSON body, validation errors as a `400` whose
+//! - `create_order`: a JSON body, validation errors as a `400` whose
 //!   `details` name each field, a `201` with a `location` header, and an
 //!   unhandled error (the audit log is unavailable) answered as a
 //!   `HandlerError`, which the runtime turns into a `500`;
-//! - [`get_order`]: a path parameter and a `404`;
-//! - [`list_orders`]: typed query parameters, one of them multi-valued;
-//! - [`update_order`]: a partial JSON body, a `409`, and an update pushed to
+//! - `get_order`: a path parameter and a `404`;
+//! - `list_orders`: typed query parameters, one of them multi-valued;
+//! - `update_order`: a partial JSON body, a `409`, and an update pushed to
 //!   WebSocket subscribers;
-//! - [`cancel_order`]: `DELETE` as a cancellation;
-//! - [`customer_orders`]: a path parameter that arrives percent-encoded
+//! - `cancel_order`: `DELETE` as a cancellation;
+//! - `customer_orders`: a path parameter that arrives percent-encoded
 //!   (`/customers/Ada%20Lovelace/orders`) and is decoded by the SDK.
 
 use celerity::http::{ErrorDetail, HeaderMap, HeaderValue, HttpError, Json, Path, Query, StatusCode};

@@ -2,7 +2,7 @@
 //!
 //! Invalid input is answered on purpose with a [`CustomError`], whose message
 //! the invoker reads as the result's `error_message`. Input that does not fit
-//! [`QuoteRequest`] is answered the same way by the SDK, naming the field.
+//! `QuoteRequest` is answered the same way by the SDK, naming the field.
 //! A panic (see [`crate::chaos`]) would instead be a `HandlerError`.
 //!
 //! The coupons come from the application's configuration ([`Pricing`]), as
