@@ -7,77 +7,17 @@
 //! naming several handlers fails the function's init, and a message past
 //! its deadline is answered without being run.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use celerity_testkit::{
-    DeployedFunction, HandlerProcess, LambdaAnswer, LambdaError, LambdaInvocation, LambdaRuntimeApi, fixtures,
-    lambda_fixture,
-};
+use celerity_testkit::{DeployedFunction, LambdaAnswer, LambdaError, LambdaInvocation, fixtures, lambda_fixture};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(60);
+mod lambda_support;
 
-/// The example binary, which `cargo test` builds beside this test.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let profile = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-    let example = profile.join("examples").join("lambda_routes");
-    assert!(
-        example.exists(),
-        "{} is missing: `cargo test -p celerity --features aws-lambda` builds it (or `cargo build -p celerity --features \
-         aws-lambda --example lambda_routes`)",
-        example.display()
-    );
-    example
-}
+use lambda_support::{Function, WAIT, payload};
 
-struct Function {
-    api: LambdaRuntimeApi,
-    process: HandlerProcess,
-}
-
-impl Function {
-    /// Starts the example with `variables` (of a deployment's), and `env`
-    /// besides.
-    async fn start(variables: Vec<(String, String)>, env: &[(&str, &str)]) -> Function {
-        let api = LambdaRuntimeApi::start().await.expect("start the Lambda Runtime API");
-        let mut command = HandlerProcess::command(example()).envs(api.env()).env("RUST_LOG", "info");
-        for name in DeployedFunction::unset() {
-            command = command.env_remove(name);
-        }
-        let process = command.envs(variables).envs(env.iter().copied()).spawn().expect("spawn the example");
-        Function { api, process }
-    }
-
-    /// A function deployed for `kind` whose `CELERITY_HANDLER_ID` is left
-    /// out, so that it serves every handler of that kind.
-    async fn of_kind(kind: &str, env: &[(&str, &str)]) -> Function {
-        let mut variables = DeployedFunction::new("", kind).env();
-        variables.retain(|(name, _)| name != "CELERITY_HANDLER_ID");
-        Function::start(variables, env).await
-    }
-
-    async fn invoke(&self, invocation: impl Into<LambdaInvocation>) -> LambdaAnswer {
-        match self.api.invoke(invocation.into().wait(WAIT)).await {
-            Some(answer) => answer,
-            None => panic!("no answer\n{}", self.process.output_text()),
-        }
-    }
-
-    async fn logged(&self, line: &str) {
-        assert!(self.process.wait_for_output(line, WAIT).await, "no {line:?} in\n{}", self.process.output_text());
-    }
-
-    async fn finish(mut self) {
-        assert_eq!(self.api.violations(), Vec::<String>::new(), "{}", self.process.output_text());
-        let _ = self.process.kill().await;
-    }
-}
-
-fn payload(value: &Value) -> Vec<u8> {
-    serde_json::to_vec(value).expect("JSON")
-}
+/// The example these tests run.
+const ROUTES: &str = "lambda_routes";
 
 fn error(answer: &LambdaAnswer) -> &LambdaError {
     answer.error().unwrap_or_else(|| panic!("expected a Lambda error, got {answer:?}"))
@@ -103,7 +43,7 @@ fn scheduled(arn: &str) -> Value {
 
 #[tokio::test]
 async fn a_websocket_message_goes_by_the_field_the_routing_key_names() {
-    let function = Function::of_kind("websocket", &[("CELERITY_ROUTING_KEY", "action")]).await;
+    let function = Function::of_kind(ROUTES, "websocket", &[("CELERITY_ROUTING_KEY", "action")]).await;
     let connect = function.invoke(payload(&lambda_fixture(fixtures::WEBSOCKET_CONNECT))).await;
     assert_eq!(connect.json(), json!({"statusCode": 200}));
     function.logged("message 1 on action::$connect from asdfasdf=: null").await;
@@ -124,7 +64,7 @@ async fn a_websocket_message_goes_by_the_field_the_routing_key_names() {
 
     // Deployed without the routing key, the same message is read by
     // `event`, and no handler of the function is keyed so.
-    let unkeyed = Function::of_kind("websocket", &[]).await;
+    let unkeyed = Function::of_kind(ROUTES, "websocket", &[]).await;
     let answer = unkeyed.invoke(payload(&websocket_message("$default", &keyed))).await;
     let refused = error(&answer);
     assert_eq!(refused.error_type, "Runtime.UnservedEvent", "{answer:?}");
@@ -138,7 +78,7 @@ async fn a_websocket_message_goes_by_the_field_the_routing_key_names() {
 
 #[tokio::test]
 async fn a_websocket_message_past_its_deadline_is_a_failed_ack_and_is_not_run() {
-    let function = Function::of_kind("websocket", &[("CELERITY_ROUTING_KEY", "action")]).await;
+    let function = Function::of_kind(ROUTES, "websocket", &[("CELERITY_ROUTING_KEY", "action")]).await;
     let late = websocket_message("subscribe", &json!({"order": "late"}));
     let answer = function.invoke(LambdaInvocation::new(payload(&late)).deadline_in(Duration::ZERO)).await.json();
     assert_eq!(
@@ -155,7 +95,7 @@ async fn a_websocket_message_past_its_deadline_is_a_failed_ack_and_is_not_run() 
 
 #[tokio::test]
 async fn a_schedules_event_goes_to_the_handler_of_its_rule() {
-    let function = Function::of_kind("schedule", &[]).await;
+    let function = Function::of_kind(ROUTES, "schedule", &[]).await;
     let nightly = scheduled("arn:aws:events:eu-west-1:123456789012:rule/nightly-report");
     assert_eq!(function.invoke(payload(&nightly)).await.json(), Value::Null);
     function.logged("source::nightly-report::nightlyReport ran lambda_routes::nightly::report: input ").await;
@@ -192,7 +132,7 @@ async fn a_schedules_event_goes_to_the_handler_of_its_rule() {
 async fn a_schedule_bound_by_name_takes_its_schedule_from_the_deployments_key() {
     let deployed = DeployedFunction::new("monthlyReport", "schedule").schedule_key("monthly-report");
     assert!(deployed.env().contains(&("CELERITY_HANDLER_TAG".into(), "monthly-report".into())));
-    let function = Function::start(deployed.env(), &[]).await;
+    let function = Function::start(ROUTES, deployed.env(), &[]).await;
     // The rule's constant input names no rule: the key says which schedule
     // fired.
     assert_eq!(function.invoke(br#"{"month": "2026-01"}"#.to_vec()).await.json(), Value::Null);
@@ -204,7 +144,7 @@ async fn a_schedule_bound_by_name_takes_its_schedule_from_the_deployments_key() 
     function.finish().await;
 
     // Without the key, the schedule is the event's rule's.
-    let function = Function::start(DeployedFunction::new("monthlyReport", "schedule").env(), &[]).await;
+    let function = Function::start(ROUTES, DeployedFunction::new("monthlyReport", "schedule").env(), &[]).await;
     let event = scheduled("arn:aws:events:eu-west-1:123456789012:rule/month-end");
     assert_eq!(function.invoke(payload(&event)).await.json(), Value::Null);
     function.logged("source::month-end::monthlyReport ran lambda_routes::monthly::report: input ").await;
@@ -213,7 +153,7 @@ async fn a_schedule_bound_by_name_takes_its_schedule_from_the_deployments_key() 
 
 #[tokio::test]
 async fn an_id_naming_several_handlers_fails_the_init_listing_them() {
-    let mut function = Function::start(DeployedFunction::new("report", "schedule").env(), &[]).await;
+    let mut function = Function::start(ROUTES, DeployedFunction::new("report", "schedule").env(), &[]).await;
     let error = function.api.init_error(WAIT).await.unwrap_or_else(|| panic!("{}", function.process.output_text()));
     assert_eq!(error.error_type, "Runtime.HandlerNotFound", "{error:?}");
     assert_eq!(error.header_type.as_deref(), Some("Runtime.HandlerNotFound"));
@@ -232,7 +172,8 @@ async fn an_id_naming_several_handlers_fails_the_init_listing_them() {
     assert!(!status.success(), "{}", function.process.output_text());
 
     // The full handlerId names one.
-    let nightly = Function::start(DeployedFunction::new("lambda_routes::nightly::report", "schedule").env(), &[]).await;
+    let nightly =
+        Function::start(ROUTES, DeployedFunction::new("lambda_routes::nightly::report", "schedule").env(), &[]).await;
     let weekly = scheduled("arn:aws:events:eu-west-1:123456789012:rule/weekly-report");
     assert_eq!(nightly.invoke(payload(&weekly)).await.json(), Value::Null);
     nightly.logged("source::nightly-report::nightlyReport ran lambda_routes::nightly::report").await;

@@ -5,58 +5,16 @@
 //! and DynamoDB stream batches sent directly and inside SQS messages, each
 //! failure reported the way its event source takes one.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use celerity_testkit::{
-    DeployedFunction, HandlerProcess, LambdaAnswer, LambdaInvocation, LambdaRuntimeApi, fixtures, lambda_fixture,
-};
+use celerity_testkit::{DeployedFunction, LambdaInvocation, fixtures, lambda_fixture};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(60);
+mod lambda_support;
 
-/// The example binary, which `cargo test` builds beside this test.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let profile = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-    let example = profile.join("examples").join("lambda_sources");
-    assert!(
-        example.exists(),
-        "{} is missing: `cargo test -p celerity --features aws-lambda` builds it (a run of this test alone does not)",
-        example.display()
-    );
-    example
-}
+use lambda_support::{Function, WAIT, payload};
 
-struct Function {
-    api: LambdaRuntimeApi,
-    process: HandlerProcess,
-}
-
-impl Function {
-    async fn start(deployed: Option<DeployedFunction>) -> Function {
-        let api = LambdaRuntimeApi::start().await.expect("start the Lambda Runtime API");
-        let mut command = HandlerProcess::command(example()).envs(api.env()).env("RUST_LOG", "info");
-        for name in DeployedFunction::unset() {
-            command = command.env_remove(name);
-        }
-        if let Some(deployed) = deployed {
-            command = command.envs(deployed.env());
-        }
-        Function { api, process: command.spawn().expect("spawn the example") }
-    }
-
-    async fn invoke(&self, payload: &Value) -> LambdaAnswer {
-        match self.api.invoke(serde_json::to_vec(payload).unwrap()).await {
-            Some(answer) => answer,
-            None => panic!("no answer\n{}", self.process.output_text()),
-        }
-    }
-
-    async fn finish(mut self) {
-        assert_eq!(self.api.violations(), Vec::<String>::new(), "{}", self.process.output_text());
-        let _ = self.process.kill().await;
-    }
+/// A function of the `lambda_sources` example, deployed as `deployed`.
+async fn sources(deployed: DeployedFunction) -> Function {
+    Function::start("lambda_sources", deployed.env(), &[]).await
 }
 
 fn s3_event(bucket: &str, key: &str) -> Value {
@@ -85,23 +43,24 @@ fn sqs_carrying(bodies: &[Value]) -> Value {
 #[tokio::test]
 async fn s3_notifications_reach_the_buckets_consumer_directly_and_inside_sqs() {
     let deployed = DeployedFunction::new("archiveInvoice", "consumer").linking_resources_of("billing");
-    let function = Function::start(Some(deployed)).await;
+    let function = sources(deployed).await;
 
-    let answer = function.invoke(&s3_event("invoices", "2026/01.pdf")).await;
+    let answer = function.invoke(payload(&s3_event("invoices", "2026/01.pdf"))).await;
     assert_eq!(answer.json(), Value::Null, "{}", function.process.output_text());
     assert!(function.process.wait_for_output("bucket created from invoices: {", WAIT).await);
     assert!(function.process.wait_for_output(r#""key":"2026/01.pdf""#, WAIT).await);
 
     // S3 takes no partial answer: a failed record fails the invocation,
     // for Lambda to retry it and then hand it to the on-failure destination.
-    let answer = function.invoke(&s3_event("invoices", "fail.pdf")).await;
+    let answer = function.invoke(payload(&s3_event("invoices", "fail.pdf"))).await;
     let error = answer.error().expect("a Lambda error");
     assert_eq!(error.error_type, "Function.RecordsFailed");
     assert!(error.error_message.starts_with("1 of 1 records failed (req-2:0: "), "{error:?}");
 
     // Inside SQS, each message is a record, failed by its message id.
-    let answer =
-        function.invoke(&sqs_carrying(&[s3_event("invoices", "a.pdf"), s3_event("invoices", "fail.pdf")])).await;
+    let answer = function
+        .invoke(payload(&sqs_carrying(&[s3_event("invoices", "a.pdf"), s3_event("invoices", "fail.pdf")])))
+        .await;
     assert_eq!(answer.json(), json!({"batchItemFailures": [{"itemIdentifier": "m-1"}]}));
     assert!(function.process.wait_for_output("record m-0 bucket created from invoices", WAIT).await);
     function.finish().await;
@@ -109,11 +68,11 @@ async fn s3_notifications_reach_the_buckets_consumer_directly_and_inside_sqs() {
 
 #[tokio::test]
 async fn dynamodb_stream_records_reach_the_datastores_consumer_and_fail_by_sequence_number() {
-    let function = Function::start(Some(DeployedFunction::new("projectOrder", "consumer"))).await;
+    let function = sources(DeployedFunction::new("projectOrder", "consumer")).await;
     let mut batch = lambda_fixture(fixtures::DYNAMODB);
     batch["Records"][1]["dynamodb"]["SequenceNumber"] = json!("1405400000000002063282999");
     batch["Records"][1]["dynamodb"]["NewImage"]["val"] = json!({"S": "fail"});
-    let answer = function.invoke(&batch).await;
+    let answer = function.invoke(payload(&batch)).await;
     assert_eq!(answer.json(), json!({"batchItemFailures": [{"itemIdentifier": "1405400000000002063282999"}]}));
     assert!(
         function
@@ -126,38 +85,31 @@ async fn dynamodb_stream_records_reach_the_datastores_consumer_and_fail_by_seque
 
     // The same records inside SQS messages.
     let records: Vec<Value> = batch["Records"].as_array().unwrap().clone();
-    let answer = function.invoke(&sqs_carrying(&records)).await;
+    let answer = function.invoke(payload(&sqs_carrying(&records))).await;
     assert_eq!(answer.json(), json!({"batchItemFailures": [{"itemIdentifier": "m-1"}]}));
     function.finish().await;
 }
 
 #[tokio::test]
 async fn without_an_id_each_batch_goes_to_the_consumer_of_its_source() {
-    let mut deployed = DeployedFunction::new("", "consumer").env();
-    deployed.retain(|(name, _)| name != "CELERITY_HANDLER_ID");
-    let api = LambdaRuntimeApi::start().await.unwrap();
-    let mut command = HandlerProcess::command(example()).envs(api.env()).env("RUST_LOG", "info");
-    for name in DeployedFunction::unset() {
-        command = command.env_remove(name);
-    }
-    let function = Function { process: command.envs(deployed).spawn().unwrap(), api };
+    let function = Function::of_kind("lambda_sources", "consumer", &[]).await;
 
-    assert_eq!(function.invoke(&s3_event("invoices", "b.pdf")).await.json(), Value::Null);
+    assert_eq!(function.invoke(payload(&s3_event("invoices", "b.pdf"))).await.json(), Value::Null);
     assert!(function.process.wait_for_output("bucket created from invoices", WAIT).await);
     let queue = lambda_fixture(fixtures::SQS);
-    assert_eq!(function.invoke(&queue).await.json(), json!({"batchItemFailures": []}));
+    assert_eq!(function.invoke(payload(&queue)).await.json(), json!({"batchItemFailures": []}));
     assert!(function.process.wait_for_output("record MessageID_1 queue  from arn:aws:sqs", WAIT).await);
     // An SQS message carrying a bucket's event goes to that bucket's consumer.
-    let answer = function.invoke(&sqs_carrying(&[s3_event("invoices", "c.pdf")])).await;
+    let answer = function.invoke(payload(&sqs_carrying(&[s3_event("invoices", "c.pdf")]))).await;
     assert_eq!(answer.json(), json!({"batchItemFailures": []}));
 
-    let answer = function.invoke(&s3_event("elsewhere", "x")).await;
+    let answer = function.invoke(payload(&s3_event("elsewhere", "x"))).await;
     let error = answer.error().expect("a Lambda error");
     assert_eq!(error.error_type, "Runtime.UnservedEvent");
     assert!(error.error_message.starts_with("an S3 event notification from \"elsewhere\""), "{error:?}");
     assert!(error.error_message.contains("source::invoices::archiveInvoice (consumer)"), "{error:?}");
     // A payload of no consumer's event source is refused as such.
-    let answer = function.invoke(&lambda_fixture(fixtures::EVENTBRIDGE_SCHEDULE)).await;
+    let answer = function.invoke(payload(&lambda_fixture(fixtures::EVENTBRIDGE_SCHEDULE))).await;
     let error = answer.error().expect("a Lambda error");
     assert_eq!(error.error_type, "Runtime.InvalidEvent");
     assert!(
@@ -169,8 +121,8 @@ async fn without_an_id_each_batch_goes_to_the_consumer_of_its_source() {
 
 #[tokio::test]
 async fn a_function_reads_the_variables_it_was_deployed_with() {
-    let function = Function::start(Some(DeployedFunction::new("whoAmI", "custom"))).await;
-    let answer = function.invoke(&json!({})).await.json();
+    let function = sources(DeployedFunction::new("whoAmI", "custom")).await;
+    let answer = function.invoke(payload(&json!({}))).await.json();
     assert_eq!(
         answer,
         json!({"handlerId": "whoAmI", "platform": "aws", "deployTarget": "aws-serverless",
@@ -181,7 +133,7 @@ async fn a_function_reads_the_variables_it_was_deployed_with() {
 
 #[tokio::test]
 async fn a_traced_function_is_told_so_and_each_invocation_carries_its_x_ray_trace() {
-    let function = Function::start(Some(DeployedFunction::new("whoAmI", "custom").tracing_enabled())).await;
+    let function = sources(DeployedFunction::new("whoAmI", "custom").tracing_enabled()).await;
     let header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
     let traced = LambdaInvocation::new(b"{}".to_vec()).trace_id(header).wait(WAIT);
     let answer = function.api.invoke(traced).await.unwrap_or_else(|| panic!("{}", function.process.output_text()));

@@ -3,26 +3,12 @@
 //! and its sends reach the stand-in Management API as signed
 //! `PostToConnection` calls, one per message, failures reported by index.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use celerity_testkit::{HandlerProcess, LambdaRuntimeApi, ManagementApi};
 use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(60);
+mod lambda_support;
 
-/// The example binary, which `cargo test` builds beside this test.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's own path");
-    let profile = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-    let example = profile.join("examples").join("lambda_websocket");
-    assert!(
-        example.exists(),
-        "{} is missing: `cargo test -p celerity --features aws-lambda` builds it (a run of this test alone does not)",
-        example.display()
-    );
-    example
-}
+use lambda_support::{WAIT, example};
 
 fn relay_event(to: &[&str]) -> Vec<u8> {
     let body = json!({"event": "relay", "to": to, "text": "order ord-1 shipped"}).to_string();
@@ -42,7 +28,7 @@ fn relay_event(to: &[&str]) -> Vec<u8> {
 async fn sends_are_signed_posts_to_each_connection_and_fail_by_index() {
     let api = LambdaRuntimeApi::start().await.unwrap();
     let management = ManagementApi::start().await.unwrap();
-    let mut function = HandlerProcess::command(example())
+    let mut function = HandlerProcess::command(example("lambda_websocket"))
         .envs(api.env())
         .env_remove("CELERITY_RUNTIME_SOCKET")
         .env("CELERITY_HANDLER_TAG", "event::relay")
