@@ -23,6 +23,7 @@ use celerity_proto::v1::dispatch::Source;
 use serde_json::{Map, Value};
 
 use super::form::Form;
+use crate::json::json_kind;
 
 /// What an invocation carries beside its payload.
 #[derive(Debug, Clone)]
@@ -93,7 +94,7 @@ impl<'a> Payload<'a> {
             return Err(Refused(format!("the payload is not JSON, so it is not {what}")));
         };
         if !json.is_object() {
-            return Err(Refused(format!("the payload is not {what}: it is {}, not an object", kind(json))));
+            return Err(Refused(format!("the payload is not {what}: it is {}, not an object", json_kind(json))));
         }
         Ok(Payload { json, what })
     }
@@ -113,7 +114,7 @@ impl<'a> Payload<'a> {
         match self.json.pointer(pointer) {
             None | Some(Value::Null) => Ok(None),
             Some(value) if is(value) => Ok(Some(value)),
-            Some(value) => Err(self.refused(pointer, format!("it is {}, expected {expected}", kind(value)))),
+            Some(value) => Err(self.refused(pointer, format!("it is {}, expected {expected}", json_kind(value)))),
         }
     }
 
@@ -144,7 +145,7 @@ impl<'a> Payload<'a> {
                     for value in values {
                         let Some(value) = value.as_str() else {
                             let at = format!("{pointer}/{name}");
-                            return Err(self.refused(&at, format!("it holds {}, expected strings", kind(value))));
+                            return Err(self.refused(&at, format!("it holds {}, expected strings", json_kind(value))));
                         };
                         pairs.push((name.as_str(), value));
                     }
@@ -152,23 +153,11 @@ impl<'a> Payload<'a> {
                 Value::Null => {}
                 other => {
                     let at = format!("{pointer}/{name}");
-                    return Err(self.refused(&at, format!("it is {}, expected a string", kind(other))));
+                    return Err(self.refused(&at, format!("it is {}, expected a string", json_kind(other))));
                 }
             }
         }
         Ok(pairs)
-    }
-}
-
-/// What kind of JSON value `value` is, for a refusal.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -11,6 +11,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::{OutboundError, generate_id};
+use crate::json::json_kind;
 
 /// The non-empty string `"messageId"` of a JSON object text, if it has one.
 pub(super) fn json_message_id(text: &str) -> Option<String> {
@@ -397,17 +398,5 @@ pub(super) fn skip_value(bytes: &[u8], mut i: usize) -> Option<usize> {
             }
             Some(i)
         }
-    }
-}
-
-/// What a JSON value is, for messages: "an array", "a number".
-pub(super) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

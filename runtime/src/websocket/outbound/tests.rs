@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::ack_payload::*;
 use super::*;
+use crate::json::json_kind;
 use crate::websocket::frame::{FramePart, ReservedFrame};
 
 fn text_of(wire: &pb::WsOutbound) -> &str {
