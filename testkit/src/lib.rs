@@ -50,6 +50,7 @@
 
 #![warn(missing_docs)]
 
+mod answer;
 mod codec;
 mod connection;
 mod credit;
@@ -74,6 +75,7 @@ mod service;
 mod settings;
 mod violation;
 
+pub use answer::http_answer;
 pub use celerity_proto as proto;
 pub use codec::Outgoing;
 pub use connection::{Connection, DEFAULT_WAIT_TIMEOUT};

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use celerity_testkit::proto::v1::{self as pb, result::Outcome};
+use celerity_testkit::http_answer as http;
+use celerity_testkit::proto::v1 as pb;
 use celerity_testkit::{Connection, HandlerProcess, TestRuntime, event};
 use serde_json::{Value, json};
 
@@ -28,13 +29,6 @@ async fn stop(conn: Connection, mut process: HandlerProcess) {
     conn.drain_in(Duration::from_secs(5)).unwrap();
     let status = process.wait_timeout(Duration::from_secs(20)).await.expect("the binary exits after the drain");
     assert!(status.success(), "{}", process.output_text());
-}
-
-fn http(result: &pb::Result) -> &pb::HttpResponse {
-    match &result.outcome {
-        Some(Outcome::Http(response)) => response,
-        other => panic!("expected an HTTP response, got {other:?}"),
-    }
 }
 
 fn json_body(response: &pb::HttpResponse) -> Value {

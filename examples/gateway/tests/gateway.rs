@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use celerity_testkit::http_answer as http;
 use celerity_testkit::proto::v1::{self as pb, result::Outcome};
 use celerity_testkit::{Connection, Error, HandlerProcess, TestRuntime, TestRuntimeBuilder, event};
 use serde_json::{Value, json};
@@ -32,13 +33,6 @@ async fn stop(conn: Connection, mut process: HandlerProcess) {
     conn.drain_in(Duration::from_secs(5)).unwrap();
     let status = process.wait_timeout(EXIT_WAIT).await.expect("gateway exits after the drain");
     assert!(status.success(), "{}", process.output_text());
-}
-
-fn http(result: &pb::Result) -> &pb::HttpResponse {
-    match &result.outcome {
-        Some(Outcome::Http(response)) => response,
-        other => panic!("expected an HTTP response, got {other:?}"),
-    }
 }
 
 fn json_body(response: &pb::HttpResponse) -> Value {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use celerity_testkit::http_answer as http_response;
 use celerity_testkit::proto::v1::{
     self as pb, ProtocolVersion, RuntimeMessage, ready_ack::RefusedReason, result::Outcome, runtime_message,
 };
@@ -24,13 +25,6 @@ async fn exit_code(process: &mut HandlerProcess) -> i32 {
     let status = process.wait_timeout(EXIT_WAIT).await;
     let status = status.unwrap_or_else(|| panic!("hello did not exit; output:\n{}", process.output_text()));
     status.code().unwrap_or(-1)
-}
-
-fn http_response(result: &pb::Result) -> &pb::HttpResponse {
-    match &result.outcome {
-        Some(Outcome::Http(response)) => response,
-        other => panic!("expected an HTTP response, got {other:?}"),
-    }
 }
 
 #[tokio::test]

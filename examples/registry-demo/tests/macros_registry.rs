@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use celerity_testkit::http_answer as http_response;
 use celerity_testkit::proto::v1::{self as pb, HandlerLimit, result::Outcome};
 use celerity_testkit::{Connection, Error, HandlerProcess, TestRuntime, TestRuntimeBuilder, event};
 use serde_json::{Value, json};
@@ -62,13 +63,6 @@ async fn exit_code(process: &mut HandlerProcess) -> i32 {
     let status = process.wait_timeout(EXIT_WAIT).await;
     let status = status.unwrap_or_else(|| panic!("the process did not exit; output:\n{}", process.output_text()));
     status.code().unwrap_or(-1)
-}
-
-fn http_response(result: &pb::Result) -> &pb::HttpResponse {
-    match &result.outcome {
-        Some(Outcome::Http(response)) => response,
-        other => panic!("expected an HTTP response, got {other:?}"),
-    }
 }
 
 fn text(response: &pb::HttpResponse) -> &str {

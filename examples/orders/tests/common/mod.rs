@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+pub use celerity_testkit::http_answer as http;
 use celerity_testkit::proto::v1::{self as pb, Dispatch, dispatch::Source, result::Outcome};
 use celerity_testkit::{Connection, HandlerProcess, TestRuntime};
 
@@ -135,14 +136,6 @@ impl Service {
     /// `GET /orders/{id}`.
     pub async fn get_order(&self, id: &str) -> pb::Result {
         self.call(event::http("GET", format!("/orders/{id}")).route("/orders/{id}").path_param("id", id)).await
-    }
-}
-
-/// The HTTP response of a result.
-pub fn http(result: &pb::Result) -> &pb::HttpResponse {
-    match &result.outcome {
-        Some(Outcome::Http(response)) => response,
-        other => panic!("expected an HTTP response, got {other:?}"),
     }
 }
 
