@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::Error;
 use crate::guard::given::Identities;
 use crate::handle::AppHandle;
 
@@ -300,9 +301,9 @@ impl<T: fmt::Debug> fmt::Debug for State<T> {
 
 impl<T: Send + Sync + 'static> State<T> {
     /// Takes the state from the context, or explains what is missing.
-    pub(crate) fn from_context(cx: &Context) -> Result<Self, crate::Error> {
+    pub(crate) fn from_context(cx: &Context) -> Result<Self, Error> {
         cx.state::<T>().ok_or_else(|| {
-            crate::Error::typed(
+            Error::typed(
                 "MissingState",
                 format!(
                     "the handler takes State<{}>, but the application provided no such state; add it with App::state",

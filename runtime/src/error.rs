@@ -154,6 +154,15 @@ impl From<HttpError> for Error {
     }
 }
 
+/// The HTTP answer to an error: the `HttpError` it carries, or a `500`
+/// with its message. How an HTTP argument that failed for a reason of
+/// every kind (missing state, say) is answered.
+impl From<Error> for HttpError {
+    fn from(error: Error) -> Self {
+        error.into_http().unwrap_or_else(|error| HttpError::internal(error.message().to_string()))
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn becomes_a_celerity_error_keeping_the_sentence() {
-        let error: crate::Error = decode_json::<Order>(b"[]", "the input").unwrap_err().into();
+        let error: crate::error::Error = decode_json::<Order>(b"[]", "the input").unwrap_err().into();
         assert_eq!(error.type_name(), "JsonError");
         assert!(error.message().starts_with("the input does not fit"), "{}", error.message());
         let json = error.source_error().and_then(|e| e.downcast_ref::<JsonError>()).unwrap();

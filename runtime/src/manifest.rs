@@ -43,6 +43,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::registry::{HandlerKey, Registration};
 use crate::version::{PROTOCOL_MAJOR, PROTOCOL_MINOR, SDK_VERSION};
 
@@ -85,14 +86,14 @@ pub(crate) fn render(registrations: &[Registration]) -> String {
 /// Writes the manifest of `registrations` to stdout. A reader that stops
 /// early, as `--manifest | head` does, is not an error: what it read is
 /// all it wanted.
-pub(crate) fn print(registrations: &[Registration]) -> Result<(), crate::Error> {
+pub(crate) fn print(registrations: &[Registration]) -> Result<(), Error> {
     write_to(&mut std::io::stdout().lock(), registrations)
 }
 
-fn write_to(out: &mut impl Write, registrations: &[Registration]) -> Result<(), crate::Error> {
+fn write_to(out: &mut impl Write, registrations: &[Registration]) -> Result<(), Error> {
     match writeln!(out, "{}", render(registrations)).and_then(|()| out.flush()) {
         Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
-            Err(crate::Error::typed("ManifestError", format!("the manifest could not be written to stdout: {error}")))
+            Err(Error::typed("ManifestError", format!("the manifest could not be written to stdout: {error}")))
         }
         _ => Ok(()),
     }

@@ -149,7 +149,7 @@ impl<K: Kind, T: DeserializeOwned + Send + Sync + 'static, N: ConfigNamespace> F
         };
         value
             .map(|value| Config { value, namespace: PhantomData })
-            .map_err(|error| K::Rejection::from(crate::Error::typed("ConfigError", error)))
+            .map_err(|error| K::Rejection::from(crate::error::Error::typed("ConfigError", error)))
     }
 
     fn needs(needs: &mut Needs) {

@@ -570,12 +570,12 @@ mod tests {
     fn a_custom_error_carried_by_error_is_still_answered_as_error_message() {
         let error: Error = CustomError::new("n must be positive").into();
         assert!(error.is_custom_error());
-        let deliberate: Result<crate::Json<u32>, Error> = Err(error);
+        let deliberate: Result<crate::json::Json<u32>, Error> = Err(error);
         match IntoAnswer::<Custom>::into_answer(deliberate) {
             Outcome::Custom(result) => assert_eq!(result.error_message, "n must be positive"),
             other => panic!("expected error_message, got {other:?}"),
         }
-        let unhandled: Result<crate::Json<u32>, Error> = Err(std::io::Error::other("disk").into());
+        let unhandled: Result<crate::json::Json<u32>, Error> = Err(std::io::Error::other("disk").into());
         assert!(matches!(IntoAnswer::<Custom>::into_answer(unhandled), Outcome::Error(e) if e.message == "disk"));
     }
 }

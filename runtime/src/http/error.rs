@@ -193,15 +193,6 @@ impl fmt::Display for HttpError {
     }
 }
 
-/// The HTTP answer to an error: the `HttpError` it carries, or a `500`
-/// with its message. How an HTTP argument that failed for a reason of
-/// every kind (missing state, say) is answered.
-impl From<crate::Error> for HttpError {
-    fn from(error: crate::Error) -> Self {
-        error.into_http().unwrap_or_else(|error| HttpError::internal(error.message().to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,7 +199,7 @@ fn check_json_content_type(request: &Request) -> Result<(), HttpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::State;
+    use crate::context::State;
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize, PartialEq)]

@@ -301,7 +301,7 @@ impl<R: IntoResponse> IntoAnswer<Http> for R {
 /// A response, or an error: an [`HttpError`] (directly or carried in a
 /// `celerity::Error`) is answered as the response it describes, any other
 /// error as a `HandlerError`, which the runtime answers with a 500.
-impl<R: IntoResponse, E: Into<crate::Error>> IntoAnswer<Http> for Result<R, E> {
+impl<R: IntoResponse, E: Into<crate::error::Error>> IntoAnswer<Http> for Result<R, E> {
     fn into_answer(self) -> Reply {
         match self {
             Ok(value) => IntoAnswer::<Http>::into_answer(value),
@@ -393,7 +393,7 @@ mod tests {
             }
             other => panic!("expected a handler error, got {other:?}"),
         }
-        let via_error: Result<(), crate::Error> = Err(HttpError::conflict("taken").into());
+        let via_error: Result<(), crate::error::Error> = Err(HttpError::conflict("taken").into());
         assert_eq!(response(answer(via_error)).status, 409);
     }
 

@@ -3,6 +3,7 @@
 use super::{ResourceKind, ResourceRef};
 use crate::config::{ConfigError, Configuration};
 use crate::context::Context;
+use crate::error::Error;
 
 /// A handle on one resource of a kind: a queue, a bucket, a cache. Made
 /// from the resource's [`ResourceRef`] without any I/O: a handle connects
@@ -33,15 +34,15 @@ pub trait Named: Sized {
 /// The handle `H` on the resource `name` (the default one of its kind for
 /// `None`) of the application the event belongs to, or an error that says
 /// which resource is missing and why.
-pub fn from_context<H: ResourceHandle>(cx: &Context, name: Option<&str>) -> Result<H, crate::Error> {
+pub fn from_context<H: ResourceHandle>(cx: &Context, name: Option<&str>) -> Result<H, Error> {
     let config = cx.state::<Configuration>().ok_or_else(|| {
-        crate::Error::typed(
+        Error::typed(
             "MissingConfiguration",
             "the handler takes a resource handle, but it runs outside an application: give the call a \
              Configuration (App::configuration)",
         )
     })?;
-    config.resources().handle::<H>(name).map_err(|error: ConfigError| crate::Error::typed("ResourceError", error))
+    config.resources().handle::<H>(name).map_err(|error: ConfigError| Error::typed("ResourceError", error))
 }
 
 /// Declares a handler argument for a blueprint resource by name: a type

@@ -249,7 +249,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::State;
+    use crate::context::State;
     use crate::kind::HandlerKind;
     use crate::pipeline::Handler;
     use crate::pipeline::{dispatch_to, other_sources, serve_once};
