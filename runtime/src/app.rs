@@ -549,7 +549,7 @@ impl App {
         tracing::debug!("configuration: {}", configuration.describe());
         let on_lambda = crate::lambda::detect(|name| std::env::var(name).ok()) == crate::lambda::Platform::Lambda;
         if !on_lambda {
-            crate::config::startup::prepare(&configuration, &registrations).await?;
+            crate::registry::prepare(&configuration, &registrations).await?;
         }
         let registrations: Vec<Registration> =
             registrations.iter().map(|registration| self.served(registration, settings.max_message_bytes)).collect();

@@ -60,6 +60,7 @@ mod context;
 mod driver;
 mod error;
 mod excerpt;
+mod future;
 mod handle;
 mod json;
 mod kind;

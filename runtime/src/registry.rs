@@ -9,10 +9,12 @@ use std::sync::Arc;
 
 use celerity_tags::{TagError, TagKind, parse_tag};
 
+use crate::config::Configuration;
 use crate::consumer::{ConsumerBatchHandler, ConsumerHandler, PerRecord, RecordOptions, WholeBatch};
 use crate::context::Context;
 use crate::context::StateMap;
 use crate::custom::{Custom, CustomHandler};
+use crate::error::Error;
 use crate::http::{Http, HttpHandler, HttpService};
 pub use crate::kind::HandlerKind;
 use crate::layer::{EventLayer, HttpLayer, Layers, Step};
@@ -600,6 +602,42 @@ pub(crate) fn compiled() -> Vec<Registration> {
     let mut registrations: Vec<Registration> = HANDLERS.iter().map(|make| make()).collect();
     registrations.sort_by(|a, b| (a.origin.file, a.origin.line).cmp(&(b.origin.file, b.origin.line)));
     registrations
+}
+
+/// Checks the handlers' resources against the links and binds their typed
+/// configuration, so that a missing resource or a value that does not fit
+/// stops the application at its start, naming the handler.
+pub(crate) async fn prepare(config: &Configuration, registrations: &[Registration]) -> Result<(), Error> {
+    let resources = config.resources();
+    for registration in registrations {
+        for (kind, name) in &registration.needs.resources {
+            resources.find(kind.clone(), *name).map_err(|error| {
+                Error::typed(
+                    "ResourceError",
+                    format!("the handler {} takes a resource that cannot be found: {error}", registration.origin),
+                )
+            })?;
+        }
+    }
+    let mut primed = Vec::new();
+    for registration in registrations {
+        for need in &registration.needs.configs {
+            if primed.contains(&need.key) {
+                continue;
+            }
+            (need.prime)(config).await.map_err(|error| {
+                Error::typed(
+                    "ConfigError",
+                    format!(
+                        "the handler {} takes Config<{}>, which cannot be bound: {error}",
+                        registration.origin, need.type_name
+                    ),
+                )
+            })?;
+            primed.push(need.key);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,16 +2,13 @@
 //! no feature of their own.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 
 use super::environment::Environment;
 use super::{ConfigError, ConfigErrorKind, Values};
 
-/// A boxed future, as [`Backend::fetch`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::future::BoxFuture;
 
 /// What reads the values of configuration stores of one kind: Secrets
 /// Manager, Parameter Store, a local Valkey, a file, a map in a test.

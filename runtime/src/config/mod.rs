@@ -80,10 +80,10 @@ mod error;
 mod local;
 mod namespace;
 mod platform;
+pub(crate) mod resource_kind;
 mod secret;
 mod select;
 mod service;
-pub(crate) mod startup;
 mod typed;
 mod values;
 
@@ -94,7 +94,7 @@ pub use backend::{Backend, BoxFuture, MapBackend};
 pub use discover::{DEFAULT_NAMESPACE, DEFAULT_REFRESH, RESOURCES_NAMESPACE};
 pub use error::{ConfigError, ConfigErrorKind};
 pub use namespace::Namespace;
-pub use platform::{Deployment, Platform};
+pub use platform::{Deployment, Endpoints, Platform};
 pub use secret::Secret;
 pub use service::{
     APP_ENV_NAMESPACE, Configuration, ConfigurationBuilder, DEFAULT_TIMEOUT, SECRETS_ENV_NAMESPACE,

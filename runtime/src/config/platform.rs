@@ -65,6 +65,35 @@ pub struct Deployment {
     /// Whether `CELERITY_RUNTIME` is set: a long-running runtime serves
     /// the handlers. Unset means functions, such as AWS Lambda.
     pub long_running: bool,
+    /// Where a local session, or an emulator, serves what resources use.
+    pub endpoints: Endpoints,
+}
+
+/// Where resources are served when not at their platform's own endpoints:
+/// a local session's servers, or an emulator's. Each is read from its
+/// variable; empty counts as unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Endpoints {
+    /// `CELERITY_REDIS_ENDPOINT`: the local session's Redis, which holds
+    /// its queues and topics (`redis://localhost:6379` when unset).
+    pub redis: Option<String>,
+    /// `CELERITY_AWS_SQS_ENDPOINT`: SQS (else `AWS_ENDPOINT_URL`, as the
+    /// AWS SDK reads it).
+    pub sqs: Option<String>,
+    /// `CELERITY_AWS_SNS_ENDPOINT`: SNS (else `AWS_ENDPOINT_URL`).
+    pub sns: Option<String>,
+}
+
+impl Endpoints {
+    pub(crate) fn from_environment(env: &Environment) -> Endpoints {
+        let read = |name: &str| env.get(name).filter(|value| !value.is_empty()).map(str::to_string);
+        Endpoints {
+            redis: read("CELERITY_REDIS_ENDPOINT"),
+            sqs: read("CELERITY_AWS_SQS_ENDPOINT"),
+            sns: read("CELERITY_AWS_SNS_ENDPOINT"),
+        }
+    }
 }
 
 impl Deployment {
@@ -85,6 +114,7 @@ impl Deployment {
             platform,
             deploy_target: env.get("CELERITY_DEPLOY_TARGET").map(str::to_string),
             long_running: env.is_set("CELERITY_RUNTIME"),
+            endpoints: Endpoints::from_environment(env),
         }
     }
 }
@@ -110,5 +140,18 @@ mod tests {
     fn a_runtime_set_even_empty_is_long_running() {
         assert!(Deployment::from_environment(&Environment::from_pairs([("CELERITY_RUNTIME", "")])).long_running);
         assert!(!Deployment::from_environment(&Environment::default()).long_running);
+    }
+
+    #[test]
+    fn endpoints_are_read_and_empty_is_unset() {
+        let env = Environment::from_pairs([
+            ("CELERITY_REDIS_ENDPOINT", "redis://127.0.0.1:7001"),
+            ("CELERITY_AWS_SQS_ENDPOINT", "http://127.0.0.1:5000"),
+            ("CELERITY_AWS_SNS_ENDPOINT", ""),
+        ]);
+        let endpoints = Deployment::from_environment(&env).endpoints;
+        assert_eq!(endpoints.redis.as_deref(), Some("redis://127.0.0.1:7001"));
+        assert_eq!(endpoints.sqs.as_deref(), Some("http://127.0.0.1:5000"));
+        assert_eq!(endpoints.sns, None);
     }
 }

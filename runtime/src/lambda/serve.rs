@@ -39,7 +39,7 @@ pub(crate) async fn serve(
     };
     // Only what this function serves need find its resources and bind its
     // configuration: another function's store is not this one's to read.
-    if let Err(error) = crate::config::startup::prepare(configuration, &served.handlers).await {
+    if let Err(error) = crate::registry::prepare(configuration, &served.handlers).await {
         return Err(init_failed(&api, Failure::runtime(error.type_name(), error.message())).await);
     }
     crate::panics::install(&settings);

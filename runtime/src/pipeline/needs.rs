@@ -4,7 +4,7 @@
 use std::any::TypeId;
 
 use crate::config::ConfigNeed;
-use crate::resources::ResourceKind;
+use crate::config::resource_kind::ResourceKind;
 use crate::session::RouteCheck;
 
 /// What a handler's arguments need: shared state the application must

@@ -31,14 +31,39 @@
 //! # }).unwrap();
 //! ```
 
+#[cfg(any(feature = "queue-aws", feature = "topic-aws"))]
+mod aws_messaging;
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub(crate) mod batch;
+#[cfg(any(feature = "queue", feature = "topic"))]
+mod error;
 mod handle;
-mod kind;
 pub(crate) mod links;
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub(crate) mod message_rules;
+#[cfg(feature = "queue")]
+pub mod queue;
 mod reference;
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub(crate) mod sending;
+#[cfg(any(feature = "queue", feature = "topic"))]
+mod session_redis;
+#[cfg(feature = "topic")]
+pub mod topic;
 
+pub use crate::config::resource_kind::ResourceKind;
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub use batch::{BatchEntry, BatchResult, MAX_BATCH_ENTRIES, Refused, Sent, Unsent};
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub(crate) use error::Fault;
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub use error::{ResourceError, ResourceErrorKind};
 #[allow(unused_imports)]
 pub(crate) use handle::default_handle_argument;
 pub use handle::{Named, ResourceHandle, from_context};
-pub use kind::ResourceKind;
 pub use links::{LINKS_FILE, Link, Links, SCOPE_FILE};
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub use message_rules::{MAX_ATTRIBUTES, MAX_MESSAGE_BYTES};
 pub use reference::{ResourceRef, Resources};
+#[cfg(any(feature = "queue", feature = "topic"))]
+pub use session_redis::DEFAULT_ENDPOINT as DEFAULT_REDIS_ENDPOINT;

@@ -421,8 +421,7 @@ impl Call {
         let call = async move {
             // What the application checks and binds before it serves.
             if let Some(registration) = &registration
-                && let Err(error) =
-                    crate::config::startup::prepare(&configuration, std::slice::from_ref(registration)).await
+                && let Err(error) = crate::registry::prepare(&configuration, std::slice::from_ref(registration)).await
             {
                 panic!("{error}");
             }

@@ -249,6 +249,8 @@ mod envelope;
 mod event;
 mod functions;
 mod http;
+#[cfg(any(feature = "queue", feature = "topic"))]
+mod messaging;
 mod outcome;
 mod schedule;
 #[cfg(feature = "jwt")]
@@ -267,6 +269,10 @@ pub use custom::TestInvocation;
 pub use event::Event;
 pub use functions::{call_consumer, call_consumer_batch, call_custom, call_http, call_schedule, call_websocket};
 pub use http::TestRequest;
+#[cfg(feature = "queue")]
+pub use messaging::TestQueue;
+#[cfg(feature = "topic")]
+pub use messaging::TestTopic;
 pub use outcome::{Ack, BatchResult, CustomResult, HandlerError, HttpOutcome, Outcome};
 pub use schedule::TestTrigger;
 #[cfg(feature = "jwt")]

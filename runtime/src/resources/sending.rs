@@ -1,0 +1,196 @@
+//! What a queue and a topic share: a handle that sends messages, resolved
+//! on first use, with its sends and batches named for the resource.
+
+use std::sync::Arc;
+
+use tokio::sync::OnceCell;
+
+use super::batch::{self, BatchEntry, BatchResult, Chunking, EntryOutcome};
+use super::error::{Fault, ResourceError};
+use super::session_redis::SessionRedis;
+use super::{ResourceKind, ResourceRef};
+use crate::config::Platform;
+use crate::future::BoxFuture;
+
+/// A message a queue or a topic sends.
+pub(crate) trait Outgoing: Send + Sync + 'static {
+    /// The size the message counts as, or why no backend sends it.
+    fn checked_size(&self) -> Result<usize, Fault>;
+}
+
+/// What carries a resource's messages: a local session's Redis, an AWS
+/// service, memory.
+pub(crate) trait Backend<M: Outgoing>: Send + Sync + 'static {
+    /// The size `message` counts as, or why this backend cannot send it.
+    fn check(&self, message: &M) -> Result<usize, Fault> {
+        message.checked_size()
+    }
+
+    /// Sends one message: the service's id for it.
+    fn send<'a>(&'a self, message: &'a M) -> BoxFuture<'a, Result<String, Fault>>;
+
+    /// How many messages one request of a batch carries.
+    fn chunking(&self) -> Chunking;
+
+    /// Sends one request of a batch: what became of each message, in order.
+    fn send_chunk<'a>(&'a self, messages: Vec<&'a M>) -> BoxFuture<'a, Result<Vec<EntryOutcome>, Fault>>;
+}
+
+/// Makes the backend that serves a resource on AWS.
+pub(crate) type OnAws<M> = for<'a> fn(&'a ResourceRef) -> BoxFuture<'a, Result<Arc<dyn Backend<M>>, Fault>>;
+
+/// The backends of a kind of resource, by platform.
+pub(crate) struct Backends<M: Outgoing> {
+    /// The kind in the plural, for the error of a platform with none.
+    pub(crate) kinds: &'static str,
+    /// The backend in a local session, of the resource whose deployed
+    /// identifier is the name given, on the session's Redis.
+    pub(crate) local: fn(Arc<SessionRedis>, &str) -> Arc<dyn Backend<M>>,
+    /// The backend on AWS.
+    pub(crate) aws: OnAws<M>,
+}
+
+impl<M: Outgoing> Backends<M> {
+    /// The backend the deployment's platform serves `resource` with.
+    async fn resolve(&self, resource: &ResourceRef) -> Result<Arc<dyn Backend<M>>, Fault> {
+        let deployment = resource.deployment();
+        match deployment.platform {
+            Platform::Local => {
+                let name = resource.identifier().await?;
+                Ok((self.local)(SessionRedis::at(deployment.endpoints.redis.as_deref()), &name))
+            }
+            Platform::Aws => (self.aws)(resource).await,
+            other => Err(Fault::unsupported(format!(
+                "{} are served on `aws` and in a `local` session, and the deployment's platform is `{other}` \
+                 (CELERITY_PLATFORM)",
+                self.kinds
+            ))),
+        }
+    }
+}
+
+/// The operations' names, as errors give them.
+pub(crate) struct Operations {
+    pub(crate) one: &'static str,
+    pub(crate) batch: &'static str,
+}
+
+/// A handle's shared part: its resource and its backend, made on first use.
+pub(crate) struct Sender<M: Outgoing> {
+    name: String,
+    kind: ResourceKind,
+    operations: Operations,
+    resource: Option<(ResourceRef, &'static Backends<M>)>,
+    backend: OnceCell<Arc<dyn Backend<M>>>,
+}
+
+impl<M: Outgoing> Sender<M> {
+    /// The sender of `resource`, its backend one of `backends`, made when
+    /// first used.
+    pub(crate) fn lazy(resource: ResourceRef, operations: Operations, backends: &'static Backends<M>) -> Self {
+        Sender {
+            name: resource.name().to_string(),
+            kind: resource.kind().clone(),
+            operations,
+            resource: Some((resource, backends)),
+            backend: OnceCell::new(),
+        }
+    }
+
+    /// The sender of the resource `name` of `kind`, served by `backend`.
+    pub(crate) fn with_backend(
+        name: &str,
+        kind: ResourceKind,
+        operations: Operations,
+        backend: Arc<dyn Backend<M>>,
+    ) -> Self {
+        Sender { name: name.to_string(), kind, operations, resource: None, backend: OnceCell::new_with(Some(backend)) }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) async fn send(&self, message: M) -> Result<String, ResourceError> {
+        let sent = async {
+            let backend = self.backend().await?;
+            backend.check(&message)?;
+            backend.send(&message).await
+        };
+        sent.await.map_err(|fault| self.error(self.operations.one, fault))
+    }
+
+    pub(crate) async fn send_batch(&self, entries: Vec<BatchEntry<M>>) -> Result<BatchResult, ResourceError> {
+        let name = |fault| self.error(self.operations.batch, fault);
+        batch::check_count(entries.len()).map_err(name)?;
+        let backend = self.backend().await.map_err(name)?;
+        batch::send_batch(
+            &entries,
+            backend.chunking(),
+            |message| backend.check(message),
+            name,
+            |messages| backend.send_chunk(messages),
+        )
+        .await
+    }
+
+    async fn backend(&self) -> Result<&Arc<dyn Backend<M>>, Fault> {
+        self.backend
+            .get_or_try_init(|| async {
+                match &self.resource {
+                    Some((resource, backends)) => backends.resolve(resource).await,
+                    None => Err(Fault::unsupported("the handle has no backend")),
+                }
+            })
+            .await
+    }
+
+    fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {
+        ResourceError::new(&self.name, self.kind.clone(), operation, fault)
+    }
+}
+
+/// The builder methods and getters a queue's and a topic's messages share:
+/// a group, a deduplication id and attributes. `$fifo` names the resource
+/// that orders and deduplicates messages (`an SQS FIFO queue`).
+macro_rules! shared_message_options {
+    ($fifo:literal) => {
+        #[doc = concat!("The group the message is ordered within, on ", $fifo, ".")]
+        pub fn with_group_id(mut self, group_id: impl Into<String>) -> Self {
+            self.group_id = Some(group_id.into());
+            self
+        }
+
+        #[doc = concat!(
+                            "The id ", $fifo, " drops a second copy of the message by, within its deduplication window."
+                        )]
+        pub fn with_deduplication_id(mut self, deduplication_id: impl Into<String>) -> Self {
+            self.deduplication_id = Some(deduplication_id.into());
+            self
+        }
+
+        /// An attribute (a string) carried beside the body, at most
+        /// [`MAX_ATTRIBUTES`](crate::resources::MAX_ATTRIBUTES) of them.
+        pub fn with_attribute(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.attributes.insert(name.into(), value.into());
+            self
+        }
+
+        /// The group id, if any.
+        pub fn group_id(&self) -> Option<&str> {
+            self.group_id.as_deref()
+        }
+
+        /// The deduplication id, if any.
+        pub fn deduplication_id(&self) -> Option<&str> {
+            self.deduplication_id.as_deref()
+        }
+
+        /// The attributes.
+        pub fn attributes(&self) -> &std::collections::BTreeMap<String, String> {
+            &self.attributes
+        }
+    };
+}
+
+pub(crate) use shared_message_options;
