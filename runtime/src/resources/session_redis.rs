@@ -44,7 +44,7 @@ impl SessionRedis {
                     Fault::new(
                         ResourceErrorKind::Config,
                         None,
-                        format!("CELERITY_REDIS_ENDPOINT is not a Redis URL ({:?}): {error}", self.endpoint),
+                        format!("CELERITY_REDIS_ENDPOINT is not a Redis URL ({}): {error}", shown(&self.endpoint)),
                     )
                 })?;
                 let config = ConnectionManagerConfig::new()
@@ -82,9 +82,34 @@ impl SessionRedis {
     /// (`WRONGTYPE`) when Redis answered with an error.
     pub(crate) fn fault(&self, error: &redis::RedisError) -> Fault {
         if error.is_io_error() || error.is_timeout() || error.is_connection_refusal() || error.is_connection_dropped() {
-            Fault::unreachable(format!("the session's Redis at {} cannot be reached: {error}", self.endpoint))
+            Fault::unreachable(format!("the session's Redis at {} cannot be reached: {error}", shown(&self.endpoint)))
         } else {
             Fault::new(ResourceErrorKind::Refused, error.code(), format!("the session's Redis refused it: {error}"))
         }
+    }
+}
+
+/// `endpoint` as an error may show it: a password in the URL
+/// (`redis://user:secret@host`) is left out.
+fn shown(endpoint: &str) -> String {
+    match endpoint.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('/').map_or(rest, |(authority, _)| authority).rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://***@{host}"),
+            None => endpoint.to_string(),
+        },
+        None => "(not a URL)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_in_the_endpoint_is_never_shown() {
+        assert_eq!(shown("redis://:hunter2@cache:6379/0"), "redis://***@cache:6379");
+        assert_eq!(shown("rediss://user:hunter2@cache"), "rediss://***@cache");
+        assert_eq!(shown("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+        assert_eq!(shown("hunter2"), "(not a URL)");
     }
 }
