@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct Redis {
     port: u16,
+    tls: bool,
     _dir: tempfile::TempDir,
 }
 
@@ -45,7 +46,10 @@ impl Redis {
 
     /// Sends one command (its words) and returns the server's raw answer:
     /// for setting up and checking data without a client of the test's own.
+    ///
+    /// Not for a TLS-only Redis, which takes no plain connection.
     pub fn command(&self, words: &[&str]) -> String {
+        assert!(!self.tls, "the test Redis at {} takes only TLS connections", self.address());
         let mut stream = TcpStream::connect(("127.0.0.1", self.port))
             .unwrap_or_else(|error| panic!("the test Redis at {} refuses: {error}", self.address()));
         let mut request = format!("*{}\r\n", words.len());
@@ -63,25 +67,85 @@ impl Redis {
 /// The process's Redis, started (and installed) on first use.
 pub fn redis() -> &'static Redis {
     static REDIS: OnceLock<Redis> = OnceLock::new();
-    REDIS.get_or_init(|| {
-        let binary = installed("redis-server", &["redis-server"], || apt_install("redis-server"));
-        let dir = tempfile::tempdir().expect("no temporary directory for the test Redis");
-        let port = free_port();
-        let mut command = Command::new(binary);
-        command
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path());
-        let log = keep(command, "redis-server");
-        wait_until("redis-server", &log, Duration::from_secs(30), || {
-            let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-            stream.write_all(b"PING\r\n").ok()?;
-            let mut answer = [0; 7];
-            stream.read_exact(&mut answer).ok()?;
-            (&answer == b"+PONG\r\n").then_some(())
-        });
-        Redis { port, _dir: dir }
+    REDIS.get_or_init(|| start_redis("redis-server", &[], |port| answers_ping(port, false)))
+}
+
+/// The process's one-node Redis cluster, holding every slot: a cluster
+/// client's routing, and the cluster's own refusals (`CROSSSLOT`), against
+/// a real server. Started (and installed) on first use.
+pub fn redis_cluster() -> &'static Redis {
+    static CLUSTER: OnceLock<Redis> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        let redis = start_redis(
+            "redis-server (cluster)",
+            &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"],
+            |port| answers_ping(port, false),
+        );
+        let assigned = redis.command(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        assert!(assigned.starts_with("+OK"), "the test cluster took no slots: {assigned}");
+        let start = Instant::now();
+        while !redis.command(&["CLUSTER", "INFO"]).contains("cluster_state:ok") {
+            assert!(start.elapsed() < Duration::from_secs(30), "the test cluster never reached cluster_state:ok");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        redis
     })
+}
+
+/// The process's Redis that takes only TLS connections, with a certificate
+/// for `127.0.0.1` and `localhost` signed by the test CA
+/// ([`tls_ca_file`]). Started (and installed) on first use.
+pub fn redis_tls() -> &'static Redis {
+    static TLS: OnceLock<Redis> = OnceLock::new();
+    TLS.get_or_init(|| {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+        let file = |name: &str| fixtures.join(name).to_string_lossy().into_owned();
+        let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
+        start_redis(
+            "redis-server (TLS)",
+            &["--tls-cert-file", &cert, "--tls-key-file", &key, "--tls-ca-cert-file", &ca, "--tls-auth-clients", "no"],
+            |port| answers_ping(port, true),
+        )
+    })
+}
+
+/// The CA certificate (PEM) that signed [`redis_tls`]'s certificate, for a
+/// client to trust.
+pub fn tls_ca_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/ca.pem")
+}
+
+/// Starts a Redis with `extra` arguments on a free port (its TLS port where
+/// `extra` names a certificate), waiting until `ready` says it answers.
+fn start_redis(server: &str, extra: &[&str], ready: impl Fn(u16) -> Option<()>) -> Redis {
+    let binary = installed("redis-server", &["redis-server"], || apt_install("redis-server"));
+    let dir = tempfile::tempdir().expect("no temporary directory for the test Redis");
+    let port = free_port();
+    let tls = extra.contains(&"--tls-cert-file");
+    let mut command = Command::new(binary);
+    command.args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+    if tls {
+        command.args(["--port", "0", "--tls-port", &port.to_string()]);
+    } else {
+        command.args(["--port", &port.to_string()]);
+    }
+    command.args(extra).arg("--dir").arg(dir.path());
+    let log = keep(command, server);
+    wait_until(server, &log, Duration::from_secs(30), || ready(port));
+    Redis { port, tls, _dir: dir }
+}
+
+/// Whether the Redis on `port` answers `PING`; over TLS, whether it takes
+/// connections at all (a test client of its own would need TLS).
+fn answers_ping(port: u16, tls: bool) -> Option<()> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    if tls {
+        return Some(());
+    }
+    stream.write_all(b"PING\r\n").ok()?;
+    let mut answer = [0; 7];
+    stream.read_exact(&mut answer).ok()?;
+    (&answer == b"+PONG\r\n").then_some(())
 }
 
 /// An AWS API emulator (moto's server) on loopback, answering every

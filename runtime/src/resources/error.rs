@@ -27,8 +27,12 @@ pub enum ResourceErrorKind {
     Refused,
     /// The request breaks a rule of the resource's kind and was not sent: a
     /// message over the size limit, an empty batch, an attribute the
-    /// service does not take.
+    /// service does not take, keys a clustered cache holds on different
+    /// shards.
     Invalid,
+    /// The service answered with something that is not what was asked
+    /// for: a cached value that is not UTF-8 text, read as a `String`.
+    Malformed,
 }
 
 /// A resource operation that failed: the resource and the operation it

@@ -35,7 +35,9 @@
 mod aws_messaging;
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub(crate) mod batch;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(feature = "cache")]
+pub mod cache;
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
 mod error;
 mod handle;
 pub(crate) mod links;
@@ -46,7 +48,7 @@ pub mod queue;
 mod reference;
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub(crate) mod sending;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
 mod session_redis;
 #[cfg(feature = "topic")]
 pub mod topic;
@@ -54,9 +56,10 @@ pub mod topic;
 pub use crate::config::resource_kind::ResourceKind;
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub use batch::{BatchEntry, BatchResult, MAX_BATCH_ENTRIES, Refused, Sent, Unsent};
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[allow(unused_imports)]
 pub(crate) use error::Fault;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
 pub use error::{ResourceError, ResourceErrorKind};
 #[allow(unused_imports)]
 pub(crate) use handle::default_handle_argument;
@@ -65,5 +68,5 @@ pub use links::{LINKS_FILE, Link, Links, SCOPE_FILE};
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub use message_rules::{MAX_ATTRIBUTES, MAX_MESSAGE_BYTES};
 pub use reference::{ResourceRef, Resources};
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
 pub use session_redis::DEFAULT_ENDPOINT as DEFAULT_REDIS_ENDPOINT;

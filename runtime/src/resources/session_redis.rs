@@ -2,26 +2,34 @@
 //! holds its queues and topics: a connection made on first use, which
 //! reconnects after it fails.
 
+#[cfg(any(feature = "queue", feature = "topic"))]
 use std::sync::Arc;
+#[cfg(any(feature = "queue", feature = "topic"))]
 use std::time::Duration;
 
+#[cfg(any(feature = "queue", feature = "topic"))]
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+#[cfg(any(feature = "queue", feature = "topic"))]
 use tokio::sync::OnceCell;
 
+#[cfg(any(feature = "queue", feature = "topic"))]
 use super::error::{Fault, ResourceErrorKind};
 
 /// Where a session runs Redis when `CELERITY_REDIS_ENDPOINT` does not say.
 pub const DEFAULT_ENDPOINT: &str = "redis://localhost:6379";
 
 /// How long connecting, and then each answer, may take.
+#[cfg(any(feature = "queue", feature = "topic"))]
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The connection to a session's Redis.
+#[cfg(any(feature = "queue", feature = "topic"))]
 pub(crate) struct SessionRedis {
     endpoint: String,
     connection: OnceCell<ConnectionManager>,
 }
 
+#[cfg(any(feature = "queue", feature = "topic"))]
 impl SessionRedis {
     /// The connection to the Redis at `endpoint` (the default one for
     /// `None`), made on first use. One per handle, shared by its clones: a
@@ -91,7 +99,7 @@ impl SessionRedis {
 
 /// `endpoint` as an error may show it: a password in the URL
 /// (`redis://user:secret@host`) is left out.
-fn shown(endpoint: &str) -> String {
+pub(crate) fn shown(endpoint: &str) -> String {
     match endpoint.split_once("://") {
         Some((scheme, rest)) => match rest.split_once('/').map_or(rest, |(authority, _)| authority).rsplit_once('@') {
             Some((_, host)) => format!("{scheme}://***@{host}"),

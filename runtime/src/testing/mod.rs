@@ -243,6 +243,10 @@
 //! resize, shut down) is recorded too: [`TestApp::app_requests`].
 
 mod app;
+#[cfg(feature = "cache")]
+mod cache;
+#[cfg(feature = "cache")]
+mod cache_memory;
 mod consumer;
 mod custom;
 mod envelope;
@@ -264,6 +268,8 @@ mod tests;
 use std::future::IntoFuture;
 
 pub use app::{AppRequest, Call, CallHandle, TestApp};
+#[cfg(feature = "cache")]
+pub use cache::TestCache;
 pub use consumer::TestBatch;
 pub use custom::TestInvocation;
 pub use event::Event;
