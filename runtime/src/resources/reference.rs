@@ -26,21 +26,25 @@ impl Resources {
 
     /// The resource `name`, which must be of `kind`.
     pub fn get(&self, kind: ResourceKind, name: &str) -> Result<ResourceRef, ConfigError> {
-        let link = self.links()?.find(kind, name)?.clone();
-        Ok(ResourceRef { link, config: self.config.clone() })
+        self.find(kind, Some(name))
     }
 
     /// The application's one resource of `kind`.
     pub fn default_of(&self, kind: ResourceKind) -> Result<ResourceRef, ConfigError> {
-        let link = self.links()?.only(kind)?.clone();
-        Ok(ResourceRef { link, config: self.config.clone() })
+        self.find(kind, None)
     }
 
     /// The resource `name` of `kind`, or the default one for `None`.
     pub fn find(&self, kind: ResourceKind, name: Option<&str>) -> Result<ResourceRef, ConfigError> {
+        let link = self.link(kind, name)?.clone();
+        Ok(ResourceRef { link, config: self.config.clone() })
+    }
+
+    fn link(&self, kind: ResourceKind, name: Option<&str>) -> Result<&Link, ConfigError> {
+        let links = self.links()?;
         match name {
-            Some(name) => self.get(kind, name),
-            None => self.default_of(kind),
+            Some(name) => links.find(kind, name),
+            None => links.only(kind),
         }
     }
 
@@ -49,14 +53,19 @@ impl Resources {
     /// every later call gets a clone of it, so that handles share their
     /// connections.
     pub fn handle<H: ResourceHandle>(&self, name: Option<&str>) -> Result<H, ConfigError> {
-        let resource = self.find(H::kind(), name)?;
-        let key = (TypeId::of::<H>(), resource.name().to_string());
+        let link = self.link(H::kind(), name)?;
         let mut handles = self.config.handles();
-        if let Some(existing) = handles.get(&key).and_then(|handle| handle.downcast_ref::<H>()) {
+        // Looked for by the borrowed name, as handlers take their handles
+        // on every event: nothing is cloned or hashed until one is made.
+        let existing = handles
+            .iter()
+            .find(|((type_id, name), _)| *type_id == TypeId::of::<H>() && *name == link.name)
+            .and_then(|(_, handle)| handle.downcast_ref::<H>());
+        if let Some(existing) = existing {
             return Ok(existing.clone());
         }
-        let handle = H::from_resource(resource);
-        handles.insert(key, Box::new(handle.clone()) as Box<dyn Any + Send + Sync>);
+        let handle = H::from_resource(ResourceRef { link: link.clone(), config: self.config.clone() });
+        handles.insert((TypeId::of::<H>(), link.name.clone()), Box::new(handle.clone()) as Box<dyn Any + Send + Sync>);
         Ok(handle)
     }
 }

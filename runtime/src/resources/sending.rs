@@ -135,14 +135,21 @@ impl<M: Outgoing> Sender<M> {
     }
 
     async fn backend(&self) -> Result<&Arc<dyn Backend<M>>, Fault> {
-        self.backend
-            .get_or_try_init(|| async {
-                match &self.resource {
-                    Some((resource, backends)) => backends.resolve(resource).await,
-                    None => Err(Fault::unsupported("the handle has no backend")),
-                }
-            })
-            .await
+        match self.backend.get() {
+            Some(backend) => Ok(backend),
+            None => self.resolve_first().await,
+        }
+    }
+
+    /// The backend made on the first send, boxed: held inline, its future
+    /// would make every send's future larger, to be moved on every send.
+    fn resolve_first(&self) -> BoxFuture<'_, Result<&Arc<dyn Backend<M>>, Fault>> {
+        Box::pin(self.backend.get_or_try_init(|| async {
+            match &self.resource {
+                Some((resource, backends)) => backends.resolve(resource).await,
+                None => Err(Fault::unsupported("the handle has no backend")),
+            }
+        }))
     }
 
     fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {

@@ -35,45 +35,43 @@ impl Stream {
     }
 }
 
-/// The fields of the entry for `message`, as the runtime's consumer reads
-/// them: `body`, `timestamp` (Unix seconds; without it the consumer cannot
-/// read the entry), `message_type`, and where given `group_id`, `dedup_id`
-/// and `attributes` (one JSON object). A delay is not written: a local
-/// queue delivers at once.
-pub(crate) fn entry_fields(message: &Message, now: SystemTime) -> Vec<(&'static str, String)> {
+/// Writes the fields of the entry for `message` into `command`, as the
+/// runtime's consumer reads them: `body`, `timestamp` (Unix seconds;
+/// without it the consumer cannot read the entry), `message_type`, and
+/// where given `group_id`, `dedup_id` and `attributes` (one JSON object).
+/// A delay is not written: a local queue delivers at once. Written straight
+/// into the command, as a send is made per message.
+fn write_entry(command: &mut redis::Cmd, message: &Message, now: SystemTime) {
     let seconds = now.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
-    let (body, message_type) = match message.text() {
-        Some(text) => (text.to_string(), TEXT),
-        None => (base64::engine::general_purpose::STANDARD.encode(message.body()), BINARY),
+    match message.text() {
+        Some(text) => command.arg("body").arg(text),
+        None => command.arg("body").arg(base64::engine::general_purpose::STANDARD.encode(message.body())),
     };
-    let mut fields =
-        vec![("body", body), ("timestamp", seconds.to_string()), ("message_type", message_type.to_string())];
+    let message_type = if message.text().is_some() { TEXT } else { BINARY };
+    command.arg("timestamp").arg(seconds).arg("message_type").arg(message_type);
     if let Some(group_id) = message.group_id() {
-        fields.push(("group_id", group_id.to_string()));
+        command.arg("group_id").arg(group_id);
     }
     if let Some(deduplication_id) = message.deduplication_id() {
-        fields.push(("dedup_id", deduplication_id.to_string()));
+        command.arg("dedup_id").arg(deduplication_id);
     }
     if !message.attributes().is_empty() {
         // A map of strings always serializes.
         let attributes = serde_json::to_string(message.attributes()).unwrap_or_default();
-        fields.push(("attributes", attributes));
+        command.arg("attributes").arg(attributes);
     }
-    fields
 }
 
-fn xadd(key: &str, message: &Message) -> redis::Cmd {
+fn xadd(key: &str, message: &Message, now: SystemTime) -> redis::Cmd {
     let mut command = redis::cmd("XADD");
     command.arg(key).arg("*");
-    for (name, value) in entry_fields(message, SystemTime::now()) {
-        command.arg(name).arg(value);
-    }
+    write_entry(&mut command, message, now);
     command
 }
 
 impl Backend<Message> for Stream {
     fn send<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<String, Fault>> {
-        Box::pin(async move { self.redis.query(&xadd(&self.key, message)).await })
+        Box::pin(async move { self.redis.query(&xadd(&self.key, message, SystemTime::now())).await })
     }
 
     fn chunking(&self) -> Chunking {
@@ -84,7 +82,8 @@ impl Backend<Message> for Stream {
 
     fn send_chunk<'a>(&'a self, messages: Vec<&'a Message>) -> BoxFuture<'a, Result<Vec<EntryOutcome>, Fault>> {
         Box::pin(async move {
-            let added = messages.iter().map(|message| xadd(&self.key, message));
+            let now = SystemTime::now();
+            let added = messages.iter().map(|message| xadd(&self.key, message, now));
             match self.redis.query_all::<String>(added).await {
                 Ok(ids) => Ok(ids.into_iter().map(EntryOutcome::Sent).collect()),
                 Err(fault) if fault.kind == ResourceErrorKind::Unreachable => Err(fault),
@@ -110,6 +109,18 @@ mod tests {
 
     use super::*;
 
+    /// The words of `command` after `XADD <key> *`.
+    fn fields(command: &redis::Cmd) -> Vec<String> {
+        command
+            .args_iter()
+            .skip(3)
+            .map(|arg| match arg {
+                redis::Arg::Simple(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                _ => "<cursor>".to_string(),
+            })
+            .collect()
+    }
+
     #[test]
     fn an_entry_has_the_fields_the_runtimes_consumer_reads() {
         let at = UNIX_EPOCH + Duration::from_secs(1_767_225_600);
@@ -119,20 +130,24 @@ mod tests {
             .with_attribute("kind", "placed")
             .with_delay(Duration::from_secs(5));
         assert_eq!(
-            entry_fields(&message, at),
-            vec![
-                ("body", "hello".to_string()),
-                ("timestamp", "1767225600".to_string()),
-                ("message_type", "0".to_string()),
-                ("group_id", "g".to_string()),
-                ("dedup_id", "d".to_string()),
-                ("attributes", r#"{"kind":"placed"}"#.to_string()),
+            fields(&xadd("celerity:queue:orders", &message, at)),
+            [
+                "body",
+                "hello",
+                "timestamp",
+                "1767225600",
+                "message_type",
+                "0",
+                "group_id",
+                "g",
+                "dedup_id",
+                "d",
+                "attributes",
+                r#"{"kind":"placed"}"#
             ]
         );
-        let bytes = entry_fields(&Message::new(vec![0xff, 0x00]), at);
-        assert_eq!(bytes[0], ("body", "/wA=".to_string()));
-        assert_eq!(bytes[2], ("message_type", "1".to_string()));
-        assert_eq!(bytes.len(), 3);
+        let bytes = fields(&xadd("k", &Message::new(vec![0xff, 0x00]), at));
+        assert_eq!(bytes, ["body", "/wA=", "timestamp", "1767225600", "message_type", "1"]);
         assert_eq!(stream_key("orders"), "celerity:queue:orders");
     }
 }
