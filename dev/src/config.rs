@@ -161,6 +161,9 @@ pub struct App {
     /// The blueprint's configuration stores and linked resources (none
     /// without a blueprint).
     pub resources: blueprint::resources::Declared,
+    /// The consumers the blueprint feeds from a queue (none without a
+    /// blueprint).
+    pub feeds: Vec<blueprint::QueueFeed>,
 }
 
 impl App {
@@ -223,7 +226,7 @@ impl App {
             return Err(problems.join("\n"));
         }
         let route_key = config.websocket.route_key.clone().unwrap_or_else(|| DEFAULT_ROUTE_KEY.to_owned());
-        Ok(App { handlers, config, route_key, resources: Default::default() })
+        Ok(App { handlers, config, route_key, resources: Default::default(), feeds: Vec::new() })
     }
 
     /// The handlers of a blueprint, with what of the config file still
@@ -262,7 +265,13 @@ impl App {
                 schedule: h.schedule,
             })
             .collect();
-        Ok(App { handlers, config, route_key: blueprint.route_key, resources: blueprint.resources })
+        Ok(App {
+            handlers,
+            config,
+            route_key: blueprint.route_key,
+            resources: blueprint.resources,
+            feeds: blueprint.feeds,
+        })
     }
 
     /// The `RuntimeConfig` the runtime would give: one `HandlerConfig` per

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use celerity_testkit::dispatcher::{AbandonReason, Dispatcher, EventOutcome};
 use celerity_testkit::event;
-use celerity_testkit::proto::v1::{self as pb, ConsumerBatch, ScheduleTrigger, dispatch::Source, result::Outcome};
+use celerity_testkit::proto::v1::{self as pb, ScheduleTrigger, dispatch::Source, result::Outcome};
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body as _;
@@ -487,33 +487,11 @@ impl Gateway {
             Ok(records) => records,
             Err(e) => return json_error(StatusCode::BAD_REQUEST, &e),
         };
-        let d = pb::Dispatch {
-            id: log::next_id("msg"),
-            handler_tag: tag.clone(),
-            timestamp_ms: log::unix_ms().max(0) as u64,
-            deadline_unix_ms: log::unix_ms() + self.app.timeout(&tag).as_millis() as i64,
-            trace_context: Default::default(),
-            source: Some(Source::Consumer(ConsumerBatch {
-                records: records.clone(),
-                source_id,
-                source_type: "dev".to_owned(),
-                vendor: Bytes::new(),
-            })),
-        };
+        let d = sources::consumer_dispatch(&tag, source_id, "dev", records.clone(), self.app.timeout(&tag));
         let id = d.id.clone();
         let outcome = self.dispatcher.submit(d).await;
         let summary = sources::summarize_batch(&records, &outcome);
-        log::event(
-            &id,
-            &tag,
-            &format!(
-                "{}: acknowledged [{}], left for redelivery [{}]",
-                summary.outcome,
-                summary.acknowledged.join(", "),
-                summary.redelivered.iter().map(|(id, why)| format!("{id}: {why}")).collect::<Vec<_>>().join("; ")
-            ),
-            started.elapsed(),
-        );
+        log::event(&id, &tag, &summary.describe(), started.elapsed());
         json_reply(status_of(&outcome), &summary.to_json())
     }
 

@@ -24,7 +24,13 @@
 //! - WebSocket at `/ws`;
 //! - `POST /runtime/handlers/invoke` (custom invocations by handler name);
 //! - `POST /dev/consumers/{sourceId}/{handlerName}` (push consumer records);
-//! - `POST /dev/schedules/{scheduleId}/{handlerName}` (fire a schedule).
+//! - `POST /dev/schedules/{scheduleId}/{handlerName}` (fire a schedule);
+//!
+//! and reads the blueprint's queues from the session's Redis into the
+//! consumers they feed: the one `CELERITY_REDIS_ENDPOINT` names, else one
+//! answering at `redis://localhost:6379`, else a `redis-server` it starts
+//! for the session; without any, the queues are not read, which it warns
+//! of (`session_redis`).
 //!
 //! Every event is logged with its id, tag, outcome and latency. When the
 //! handler exits, so does `celerity-dev`, saying why; nothing is restarted
@@ -37,6 +43,8 @@ mod blueprint;
 mod config;
 mod gateway;
 mod log;
+mod queues;
+mod session_redis;
 mod sources;
 mod stores;
 mod websocket;
@@ -350,6 +358,9 @@ fn application(
     for (name, why) in &blueprint.skipped {
         log::line(&format!("  not served: {name}, {why}"));
     }
+    for (consumer, why) in &blueprint.unread {
+        log::line(&format!("  queue not read: the consumer {consumer} {why}"));
+    }
     App::from_blueprint(blueprint, dev_config).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -434,14 +445,23 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     dispatcher.serve(rt);
     log::line(&format!("runtime socket: {socket}"));
 
-    // What the blueprint declares beside the handlers, said once.
-    let provisioned = stores::provision(&app.resources)?;
+    // What the blueprint declares beside the handlers, said once. The
+    // queues are read from the session's Redis, found (or started) before
+    // anything is served; it lives as long as this function.
+    let session_redis = session_redis::open(&app).await?;
+    let redis = session_redis.redis();
+    let provisioned = stores::provision(&app.resources, redis)?;
     for line in &provisioned.lines {
         log::line(line);
     }
+    let feeds = match redis {
+        Some(redis) => queues::prepare(redis, &app.feeds).await?,
+        None => Vec::new(),
+    };
     let mut child = Command::new(&binary)
         .envs(env)
         .envs(provisioned.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(session_redis.handler_env())
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .spawn()
@@ -482,6 +502,15 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
             return Ok(ExitCode::FAILURE);
         }
         attached = dispatcher.wait_for_streams(Duration::from_secs(60), |s| !s.is_empty()) => {
+            for feed in app.feeds.iter().filter(|_| redis.is_some()) {
+                log::line(&format!(
+                    "reading {} (queue {}) into {} as consumer group {}",
+                    feed.stream(),
+                    feed.queues.join(", "),
+                    feed.tag,
+                    queues::group(feed)
+                ));
+            }
             if attached.is_err() {
                 log::line("the handler has not connected after 60 s; still waiting");
             } else {
@@ -501,30 +530,42 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
             server.abort();
             return Ok(ExitCode::FAILURE);
         }
-        _ = term.recv() => return shutdown(&dispatcher, &mut child, &active, server, &mut int).await,
-        _ = int.recv() => return shutdown(&dispatcher, &mut child, &active, server, &mut term).await,
+        _ = term.recv() => {
+            let readers = queues::start(Vec::new(), &dispatcher, &app);
+            return shutdown(&dispatcher, &mut child, &active, server, readers, &mut int).await;
+        }
+        _ = int.recv() => {
+            let readers = queues::start(Vec::new(), &dispatcher, &app);
+            return shutdown(&dispatcher, &mut child, &active, server, readers, &mut term).await;
+        }
     }
 
+    // Once the handler serves (or after the attach wait, when events are
+    // held or shed as the runtime holds or sheds them), the queues are read.
+    let readers = queues::start(feeds, &dispatcher, &app);
     tokio::select! {
         status = child.wait() => {
             log::line(&format!("the handler exited ({}); not restarting it", describe(status)));
             server.abort();
             Ok(ExitCode::FAILURE)
         }
-        _ = term.recv() => shutdown(&dispatcher, &mut child, &active, server, &mut int).await,
-        _ = int.recv() => shutdown(&dispatcher, &mut child, &active, server, &mut term).await,
+        _ = term.recv() => shutdown(&dispatcher, &mut child, &active, server, readers, &mut int).await,
+        _ = int.recv() => shutdown(&dispatcher, &mut child, &active, server, readers, &mut term).await,
     }
 }
 
-/// Drains: `Drain` to the handler, everything in flight waited for (the
-/// requests that carried it answered), then the handler's own exit.
+/// Drains: the queues no longer read, `Drain` to the handler, everything in
+/// flight waited for (the requests that carried it answered, the queue
+/// batches acknowledged), then the handler's own exit.
 async fn shutdown(
     dispatcher: &Dispatcher,
     child: &mut Child,
     active: &Active,
     server: tokio::task::JoinHandle<()>,
+    readers: queues::Readers,
     again: &mut tokio::signal::unix::Signal,
 ) -> Result<ExitCode, String> {
+    readers.stop();
     let in_flight = dispatcher.in_flight();
     // From here on nothing new is dispatched: new requests are answered 503.
     let drained = dispatcher.drain();
@@ -539,8 +580,10 @@ async fn shutdown(
         } else {
             log::line(&format!("drain deadline passed: {} event(s) abandoned", report.abandoned));
         }
-        // Let the answers reach their callers before the server stops.
+        // Let the answers reach their callers, and the queue batches their
+        // acknowledgements, before the server stops.
         active.wait_idle(Duration::from_secs(5)).await;
+        readers.finish(Duration::from_secs(5)).await;
         match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
             Ok(status) => log::line(&format!("the handler exited ({})", describe(status))),
             Err(_) => {

@@ -7,10 +7,15 @@
 use base64::Engine as _;
 use bytes::Bytes;
 use celerity_testkit::dispatcher::{AbandonReason, EventOutcome};
-use celerity_testkit::proto::v1::{self as pb, ConsumerRecord, result::Outcome};
+use std::time::Duration;
+
+use celerity_testkit::proto::v1::dispatch::Source;
+use celerity_testkit::proto::v1::{self as pb, ConsumerBatch, ConsumerRecord, result::Outcome};
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::log;
 
 /// How a custom invocation is waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -219,7 +224,43 @@ pub fn summarize_batch(records: &[ConsumerRecord], outcome: &EventOutcome) -> Ba
     }
 }
 
+/// A consumer batch of `records` for the handler `tag`, as the runtime
+/// dispatches one: from the source `source_id` of the type `source_type`,
+/// with the handler's `timeout` as its deadline.
+pub fn consumer_dispatch(
+    tag: &str,
+    source_id: String,
+    source_type: &str,
+    records: Vec<ConsumerRecord>,
+    timeout: Duration,
+) -> pb::Dispatch {
+    let now = log::unix_ms();
+    pb::Dispatch {
+        id: log::next_id("msg"),
+        handler_tag: tag.to_owned(),
+        timestamp_ms: now.max(0) as u64,
+        deadline_unix_ms: now.saturating_add(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX)),
+        trace_context: Default::default(),
+        source: Some(Source::Consumer(ConsumerBatch {
+            records,
+            source_id,
+            source_type: source_type.to_owned(),
+            vendor: Bytes::new(),
+        })),
+    }
+}
+
 impl BatchSummary {
+    /// The outcome as an event's log line gives it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: acknowledged [{}], left for redelivery [{}]",
+            self.outcome,
+            self.acknowledged.join(", "),
+            self.redelivered.iter().map(|(id, why)| format!("{id}: {why}")).collect::<Vec<_>>().join("; ")
+        )
+    }
+
     /// The JSON answer.
     pub fn to_json(&self) -> Value {
         json!({

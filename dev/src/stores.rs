@@ -1,7 +1,8 @@
 //! Serving a blueprint's configuration stores and resource links to the
 //! handler, as a local Celerity session does: the links in
-//! `CELERITY_RESOURCE_LINKS`, and each store described by the
-//! `CELERITY_CONFIG_*` variables the SDK discovers.
+//! `CELERITY_RESOURCE_LINKS`, each store described by the
+//! `CELERITY_CONFIG_*` variables the SDK discovers, and the session's Redis,
+//! which holds its queues, in `CELERITY_REDIS_ENDPOINT`.
 //!
 //! Where a Valkey is named (`CELERITY_CONFIG_VALKEY_HOST` and
 //! `CELERITY_CONFIG_VALKEY_PORT` in the dev runtime's own environment) each
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use crate::blueprint::resources::{self, Declared};
+use crate::queues::{ENV_REDIS_ENDPOINT, Redis};
 
 /// What the handler process is given, and what the session says about it.
 pub struct Provisioned {
@@ -32,10 +34,15 @@ enum Target {
     Files(PathBuf),
 }
 
-/// Writes the stores and describes them and the links to the handler.
-pub fn provision(declared: &Declared) -> Result<Provisioned, String> {
+/// Writes the stores and describes them, the links and the session's
+/// Redis (where its queues are) to the handler.
+pub fn provision(declared: &Declared, redis: Option<&Redis>) -> Result<Provisioned, String> {
     let mut env: Vec<(String, String)> = vec![("CELERITY_PLATFORM".into(), "local".into())];
     let mut lines = Vec::new();
+    if let Some(redis) = redis {
+        env.push((ENV_REDIS_ENDPOINT.into(), redis.url().to_owned()));
+        lines.push(format!("the session's Redis, where its queues are: {}", redis.shown()));
+    }
     if declared.is_empty() {
         return Ok(Provisioned { env, lines, _dir: None });
     }
@@ -161,7 +168,8 @@ mod tests {
   ordersQueue: { type: celerity/queue, spec: { name: orders } }
 ",
         );
-        let provisioned = provision(&declared).unwrap();
+        let redis = Redis::at("redis://127.0.0.1:6379/3");
+        let provisioned = provision(&declared, Some(&redis)).unwrap();
         let env = &provisioned.env;
         assert_eq!(var(env, "CELERITY_PLATFORM"), Some("local"));
         assert_eq!(var(env, "CELERITY_CONFIG_ORDERSCONFIG_NAMESPACE"), Some("ordersConfig"));
@@ -175,6 +183,7 @@ mod tests {
             var(env, "CELERITY_RESOURCE_LINKS"),
             Some(r#"{"ordersQueue":{"configKey":"orders","type":"queue"}}"#)
         );
-        assert_eq!(provisioned.lines.len(), 3);
+        assert_eq!(var(env, "CELERITY_REDIS_ENDPOINT"), Some("redis://127.0.0.1:6379/3"));
+        assert_eq!(provisioned.lines.len(), 4);
     }
 }

@@ -30,7 +30,12 @@ fn hello_blueprint_with(dir: &Path, name: &str, from: &str, to: &str) -> PathBuf
 fn the_orders_blueprint_configures_the_handler_and_its_schedule() {
     let blueprint = checked_in("orders");
     let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
-    command.arg("--blueprint").arg(&blueprint).env("RUST_LOG", "info").env_remove("ORDERS_AUDIT_LOG");
+    command
+        .arg("--blueprint")
+        .arg(&blueprint)
+        .env("RUST_LOG", "info")
+        .env("CELERITY_REDIS_ENDPOINT", common::session_redis())
+        .env_remove("ORDERS_AUDIT_LOG");
     let mut dev = Dev::spawn(command);
     assert!(dev.text().contains(&format!("blueprint {}: 13 handler(s)", blueprint.display())), "{}", dev.text());
     // The consumer is served under the source id its blueprint names.

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Dev, dev_command, example_binary, http, root};
+use common::{Dev, dev_command, example_binary, http, root, session_redis};
 
 fn quote(dev: &Dev, coupon: &str) -> (u16, Value) {
     let payload = json!({"items": [{"sku": "latte", "quantity": 2}], "coupon": coupon});
@@ -18,6 +18,10 @@ fn quote(dev: &Dev, coupon: &str) -> (u16, Value) {
 fn start(env: &[(&str, String)]) -> Dev {
     let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
     command.arg("--blueprint").arg(root().join("examples/orders/app.blueprint.yaml"));
+    // The blueprint's queue is a stream in the session's Redis.
+    if !env.iter().any(|(name, _)| name.starts_with("CELERITY_CONFIG_VALKEY")) {
+        command.env("CELERITY_REDIS_ENDPOINT", session_redis());
+    }
     for (name, value) in env {
         command.env(name, value);
     }

@@ -35,8 +35,8 @@ fn hello(args: &[&str]) -> Dev {
     Dev::spawn(command)
 }
 
-/// `orders` with its blueprint; `ORDERS_CHAOS=1` in `env` makes
-/// `GET /orders/chaos:panic` panic.
+/// `orders` with its blueprint, its queue in a Redis database of its own;
+/// `ORDERS_CHAOS=1` in `env` makes `GET /orders/chaos:panic` panic.
 fn orders(env: &[(&str, &str)]) -> Dev {
     let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
     command
@@ -45,6 +45,7 @@ fn orders(env: &[(&str, &str)]) -> Dev {
         .env_remove("ORDERS_AUDIT_LOG")
         .env_remove("ORDERS_CHAOS")
         .env_remove("CELERITY_EXPOSE_PANICS")
+        .env("CELERITY_REDIS_ENDPOINT", common::session_redis())
         .envs(env.iter().copied());
     Dev::spawn(command)
 }

@@ -85,6 +85,39 @@ pub struct Handler {
     pub schedule: Option<Schedule>,
 }
 
+/// A consumer handler the runtime feeds from a local queue: the Redis
+/// stream `celerity:queue:{source_id}` it reads, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueFeed {
+    /// The `celerity/queue` resources that link to the consumer.
+    pub queues: Vec<String>,
+    /// The `celerity/consumer` resource.
+    pub consumer: String,
+    /// The source the consumer reads: its `spec.sourceId`, else the one
+    /// queue linking to it, by resource name. The stream is
+    /// `celerity:queue:{source_id}`, and the tag's source part is this.
+    pub source_id: String,
+    /// The handler the consumer links to.
+    pub handler: String,
+    /// The handler's tag.
+    pub tag: String,
+    /// At most this many messages a batch (the consumer's `spec.batchSize`).
+    pub batch_size: usize,
+    /// How long one read waits for messages (`spec.waitTimeSeconds`).
+    pub wait: Duration,
+    /// How long a message handed to the handler stays unavailable before it
+    /// is delivered again if it was not acknowledged
+    /// (`spec.visibilityTimeout`).
+    pub visibility_timeout: Duration,
+}
+
+impl QueueFeed {
+    /// The Redis stream the runtime's local consumer reads.
+    pub fn stream(&self) -> String {
+        format!("celerity:queue:{}", self.source_id)
+    }
+}
+
 /// Everything the dev runtime takes from a blueprint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blueprint {
@@ -96,6 +129,11 @@ pub struct Blueprint {
     pub skipped: Vec<(String, String)>,
     /// The configuration stores and linked resources.
     pub resources: resources::Declared,
+    /// The consumers fed from a queue, in the order of their handlers.
+    pub feeds: Vec<QueueFeed>,
+    /// Queues that feed a consumer the dev runtime does not read them into,
+    /// with why.
+    pub unread: Vec<(String, String)>,
 }
 
 /// One thing wrong with a blueprint: where, as precisely as known, and what.
@@ -175,6 +213,7 @@ pub fn parse(text: &str, format: document::Format) -> Result<Blueprint, Vec<Prob
     blueprint.resources = resources::read(&document.value)?;
     let order = &document.resource_order;
     blueprint.handlers.sort_by_key(|handler| order.iter().position(|name| *name == handler.name));
+    blueprint.feeds.sort_by_key(|feed| order.iter().position(|name| *name == feed.handler));
     Ok(blueprint)
 }
 

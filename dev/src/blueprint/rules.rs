@@ -7,7 +7,9 @@
 //! - the trigger annotation decides the kind and the tag: HTTP
 //!   `{method}::{path}` from a `celerity/api`; WebSocket
 //!   `{routeKey}::{route}` from an API serving WebSocket; consumer
-//!   `source::{sourceId}::{handler}` from a `celerity/consumer`; schedule
+//!   `source::{source}::{handler}` from a `celerity/consumer`, whose source
+//!   is its `spec.sourceId`, else the `celerity/queue` that links to it by
+//!   label (by the queue's resource name), as the runtime resolves it; schedule
 //!   `source::{schedule}::{handler}` from a `celerity/schedule`; no trigger
 //!   annotation, `custom::{handler}`;
 //! - the timeout is the handler's `spec.timeout` in seconds (at most 3600),
@@ -23,7 +25,7 @@ use std::time::Duration;
 use celerity_tags::{TagKind, parse_tag};
 use serde_json::{Map, Value};
 
-use super::{Blueprint, Handler, Kind, Problem, Schedule};
+use super::{Blueprint, Handler, Kind, Problem, QueueFeed, Schedule};
 
 /// The timeout of a handler the blueprint gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -39,6 +41,18 @@ const API: &str = "celerity/api";
 const CONSUMER: &str = "celerity/consumer";
 const SCHEDULE: &str = "celerity/schedule";
 const HANDLER_CONFIG: &str = "celerity/handlerConfig";
+const QUEUE: &str = "celerity/queue";
+
+/// The batch size of a queue-fed consumer that sets none: SQS's default.
+pub const DEFAULT_BATCH_SIZE: usize = 10;
+/// How long a read of a queue waits for messages when the consumer sets
+/// no `waitTimeSeconds`.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+/// How long a delivered message stays unavailable when the consumer sets no
+/// `visibilityTimeout`: the runtime's default lock on a local message.
+pub const DEFAULT_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a read waits at least: `BLOCK 0` would wait for ever.
+const MIN_WAIT: Duration = Duration::from_millis(100);
 
 const HTTP: &str = "celerity.handler.http";
 const HTTP_METHOD: &str = "celerity.handler.http.method";
@@ -397,20 +411,54 @@ pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
     let all: Vec<Resource<'_>> =
         resources.iter().filter_map(|(name, value)| Resource::read(name, value, &mut problems)).collect();
     let of_type = |kind: &str| all.iter().filter(|r| r.kind == kind).collect::<Vec<_>>();
-    let (apis, consumers, schedules, configs) =
-        (of_type(API), of_type(CONSUMER), of_type(SCHEDULE), of_type(HANDLER_CONFIG));
+    let (apis, consumers, schedules, configs, queues) =
+        (of_type(API), of_type(CONSUMER), of_type(SCHEDULE), of_type(HANDLER_CONFIG), of_type(QUEUE));
+    let mut readings = BTreeMap::new();
 
     // What every trigger needs is checked whether or not it links to a
     // handler yet: a consumer without a source is wrong on its own.
     let served: Vec<Protocols> = apis.iter().map(|api| protocols(api, &mut problems)).collect();
     let mut source_ids = BTreeMap::new();
+    let mut fed_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for consumer in &consumers {
-        match consumer.spec_field("sourceId") {
-            Some(Value::String(id)) if !id.is_empty() => {
-                source_ids.insert(consumer.name, id.as_str());
+        // The runtime takes an explicit `sourceId` first; without one, the
+        // queue that links to the consumer is its source, by resource name.
+        let feeding: Vec<&str> = queues.iter().filter(|q| q.selects(consumer)).map(|q| q.name).collect();
+        let source = match (consumer.spec_field("sourceId"), &feeding[..]) {
+            (Some(Value::String(id)), _) if !id.is_empty() => Some(id.as_str()),
+            (Some(_), _) => {
+                problems.at(consumer.name, "spec.sourceId", "expected the source's id, as text");
+                None
             }
-            None => problems.at(consumer.name, "spec.sourceId", "missing: a consumer names the source it reads"),
-            Some(_) => problems.at(consumer.name, "spec.sourceId", "expected the source's id, as text"),
+            (None, [queue]) => Some(*queue),
+            (None, []) => {
+                problems.at(
+                    consumer.name,
+                    "spec.sourceId",
+                    "missing: a consumer names the source it reads, or a `celerity/queue` links to it by label",
+                );
+                None
+            }
+            (None, several) => {
+                problems.at(
+                    consumer.name,
+                    "spec.sourceId",
+                    format!(
+                        "missing: more than one `celerity/queue` links to this consumer ({}); `spec.sourceId` names \
+                         the one it reads",
+                        several.join(", ")
+                    ),
+                );
+                None
+            }
+        };
+        if let Some(source) = source {
+            source_ids.insert(consumer.name, source);
+        }
+        let reading = QueueReading::read(consumer, &mut problems);
+        if !feeding.is_empty() {
+            fed_by.insert(consumer.name, feeding);
+            readings.insert(consumer.name, reading);
         }
     }
     let mut expressions = BTreeMap::new();
@@ -426,6 +474,8 @@ pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
 
     let mut handlers = Vec::new();
     let mut skipped = Vec::new();
+    // The queue-fed consumers' handlers: (consumer, queues, source, reading, tag).
+    let mut feeding: Vec<(&Resource<'_>, Vec<&str>, &str, QueueReading, String)> = Vec::new();
     let mut route_keys: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for handler in all.iter().filter(|r| r.kind == HANDLER) {
         for key in handler.annotations.into_iter().flat_map(|a| a.keys()) {
@@ -500,17 +550,20 @@ pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
                 }
             }
             Some(CONSUMER_FLAG) => one_link(handler, &consumers, "a `celerity/consumer`", &mut problems)
-                .and_then(|consumer| source_ids.get(consumer.name))
-                .and_then(|source| {
-                    checked_tag(
+                .and_then(|consumer| Some((consumer, *source_ids.get(consumer.name)?)))
+                .and_then(|(consumer, source)| {
+                    let tag = checked_tag(
                         TagKind::Consumer,
                         format!("source::{source}::{name}"),
                         name,
                         annotation_field(CONSUMER_FLAG),
                         &mut problems,
-                    )
-                })
-                .map(|tag| (Kind::Consumer, tag)),
+                    )?;
+                    if let (Some(queues), Some(reading)) = (fed_by.get(consumer.name), readings.get(consumer.name)) {
+                        feeding.push((consumer, queues.clone(), source, *reading, tag.clone()));
+                    }
+                    Some((Kind::Consumer, tag))
+                }),
             Some(_) => one_link(handler, &schedules, "a `celerity/schedule`", &mut problems).and_then(|linked| {
                 let expression = expressions.get(linked.name)?;
                 schedule =
@@ -580,7 +633,79 @@ pub fn handlers(value: &Value) -> Result<Blueprint, Vec<Problem>> {
         return Err(problems.0);
     }
     let route_key = route_keys.into_keys().next().unwrap_or_else(|| DEFAULT_ROUTE_KEY.to_owned());
-    Ok(Blueprint { handlers, route_key, skipped, resources: Default::default() })
+    let (feeds, unread) = feeds(feeding, &handlers);
+    Ok(Blueprint { handlers, route_key, skipped, resources: Default::default(), feeds, unread })
+}
+
+/// How a queue-fed consumer reads: its `spec.batchSize`, `waitTimeSeconds`
+/// and `visibilityTimeout`.
+#[derive(Debug, Clone, Copy)]
+struct QueueReading {
+    batch_size: usize,
+    wait: Duration,
+    visibility_timeout: Duration,
+}
+
+impl QueueReading {
+    fn read(consumer: &Resource<'_>, problems: &mut Problems) -> QueueReading {
+        let mut whole = |field: &str, least: u64| -> Option<u64> {
+            let value = consumer.spec_field(field)?;
+            match value.as_u64() {
+                Some(n) if n >= least => Some(n),
+                _ => {
+                    problems.at(
+                        consumer.name,
+                        format!("spec.{field}"),
+                        format!("expected a whole number, at least {least}"),
+                    );
+                    None
+                }
+            }
+        };
+        let batch_size = whole("batchSize", 1).map_or(DEFAULT_BATCH_SIZE, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let wait = whole("waitTimeSeconds", 0).map_or(DEFAULT_WAIT, |s| Duration::from_secs(s).max(MIN_WAIT));
+        let visibility_timeout = whole("visibilityTimeout", 1).map_or(DEFAULT_VISIBILITY_TIMEOUT, Duration::from_secs);
+        QueueReading { batch_size, wait, visibility_timeout }
+    }
+}
+
+/// The feeds of the queue-fed consumers whose handler is served, and the
+/// consumers left unread: one that links to several handlers is routed by
+/// the runtime, which the dev runtime does not do.
+fn feeds(
+    feeding: Vec<(&Resource<'_>, Vec<&str>, &str, QueueReading, String)>,
+    handlers: &[Handler],
+) -> (Vec<QueueFeed>, Vec<(String, String)>) {
+    let mut feeds = Vec::new();
+    let mut unread = Vec::new();
+    for (consumer, queues, source, reading, tag) in &feeding {
+        let siblings: Vec<&str> = feeding.iter().filter(|f| f.0.name == consumer.name).map(|f| f.4.as_str()).collect();
+        let Some(handler) = handlers.iter().find(|h| h.tag == *tag) else { continue };
+        if siblings.len() > 1 {
+            if siblings[0] == tag {
+                unread.push((
+                    consumer.name.to_owned(),
+                    format!(
+                        "links to more than one handler ({}), which the runtime routes by `routingKey`; the dev \
+                         runtime does not read its queue (push its messages to /dev/consumers instead)",
+                        siblings.join(", ")
+                    ),
+                ));
+            }
+            continue;
+        }
+        feeds.push(QueueFeed {
+            queues: queues.iter().map(|q| (*q).to_owned()).collect(),
+            consumer: consumer.name.to_owned(),
+            source_id: (*source).to_owned(),
+            handler: handler.name.clone(),
+            tag: tag.clone(),
+            batch_size: reading.batch_size,
+            wait: reading.wait,
+            visibility_timeout: reading.visibility_timeout,
+        });
+    }
+    (feeds, unread)
 }
 
 #[cfg(test)]

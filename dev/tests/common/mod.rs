@@ -42,6 +42,18 @@ pub fn example_binary(package: &str, override_var: &str) -> PathBuf {
     binary
 }
 
+/// A Redis for one test's session: the test process's redis-server
+/// (`celerity_testkit::servers::redis`), at a database of its own, so that
+/// the tests of one process, which run at once, read and write streams of
+/// the same names without meeting.
+pub fn session_redis() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let database = NEXT.fetch_add(1, Ordering::SeqCst);
+    assert!(database < 16, "redis-server has 16 databases, and this test process asked for more");
+    format!("redis://127.0.0.1:{}/{database}", celerity_testkit::servers::redis().port())
+}
+
 /// `celerity-dev run <binary>` on a free port, from the workspace root, with
 /// a short cancel grace and nothing inherited that would change a test's
 /// timing; the caller adds its own arguments and environment.
@@ -54,6 +66,10 @@ pub fn dev_command(binary: &Path) -> Command {
         .current_dir(root())
         .env("CELERITY_CANCEL_GRACE_MS", "200")
         .env_remove("CELERITY_DRAIN_TIMEOUT")
+        // The session's Redis is what a test gives, not the machine's.
+        .env_remove("CELERITY_REDIS_ENDPOINT")
+        .env_remove("CELERITY_CONFIG_VALKEY_HOST")
+        .env_remove("CELERITY_CONFIG_VALKEY_PORT")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

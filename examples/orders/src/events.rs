@@ -1,5 +1,14 @@
-//! Consumers: order events from the payment and shipping systems, and audit
-//! records from elsewhere in the business. The two consumer forms:
+//! Consumers: order events from the payment and shipping systems and from
+//! this service itself, and audit records from elsewhere in the business.
+//!
+//! The order events arrive on the blueprint's `order-events` queue, which
+//! links to the `orderEventsConsumer` consumer: `create_order` announces
+//! every order it places there (`{"orderId", "type": "placed"}`, through
+//! [`Announcements`]), and `process_order_event` confirms the order when
+//! the announcement comes back. Locally that queue is a Redis stream, which
+//! `celerity-dev run` reads into the consumer as the runtime does.
+//!
+//! The two consumer forms:
 //!
 //! - `process_order_event` runs once per record (`Record<OrderEvent>`). The
 //!   SDK builds the batch's answer: a record whose handler returns `Err` (an
@@ -14,13 +23,17 @@
 //!   log cannot be written it returns `Err`, which fails the whole batch:
 //!   nothing is acknowledged, and all of it is delivered again.
 
+use celerity::config::{ConfigErrorKind, Configuration};
 use celerity::consumer::{Batch, BatchOutcome, Record};
-use celerity::{Context, State, consumer};
+use celerity::resources::queue::{Message, Queue};
+use celerity::resources::{ResourceError, ResourceKind};
+use celerity::{Context, FromEvent, Kind, State, consumer};
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::chaos;
 use crate::live::{Subscriptions, notify_subscribers};
-use crate::model::Status;
+use crate::model::{Order, Status};
 use crate::store::{AuditLog, Store, audit_entry};
 
 /// An event about an order, such as `{"orderId": "ord-1", "type": "paid"}`.
@@ -38,6 +51,8 @@ pub struct OrderEvent {
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EventKind {
+    /// The service placed it, and announced it on the queue.
+    Placed,
     /// The payment went through.
     Paid,
     /// The order left the warehouse.
@@ -47,12 +62,61 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    fn status(self) -> Status {
+    /// The status the event moves an order to; `None` for `placed`, which
+    /// confirms the order instead.
+    fn status(self) -> Option<Status> {
         match self {
-            EventKind::Paid => Status::Paid,
-            EventKind::Shipped => Status::Shipped,
-            EventKind::Cancelled => Status::Cancelled,
+            EventKind::Placed => None,
+            EventKind::Paid => Some(Status::Paid),
+            EventKind::Shipped => Some(Status::Shipped),
+            EventKind::Cancelled => Some(Status::Cancelled),
         }
+    }
+}
+
+/// Where placed orders are announced: the application's one queue (the
+/// blueprint's `order-events`), when its resource links have a queue.
+/// Without any (the binary run without a blueprint, a test that gives
+/// none) orders are placed without being announced, and so stay
+/// unconfirmed; links that cannot be read, or that name several queues, are
+/// an error.
+#[derive(Debug, Clone)]
+pub struct Announcements(Option<Queue>);
+
+impl Announcements {
+    /// Announces on `queue`.
+    pub fn to(queue: Queue) -> Self {
+        Announcements(Some(queue))
+    }
+
+    /// Announces that `order` was placed: `{"orderId": ..., "type":
+    /// "placed"}`, with the attribute `type`. The queue's id for the
+    /// message, or `None` when there is no queue to announce on.
+    pub async fn placed(&self, order: &Order) -> Result<Option<String>, ResourceError> {
+        let Some(queue) = &self.0 else { return Ok(None) };
+        let event = json!({"orderId": order.id, "type": "placed"});
+        let message = Message::from(event.to_string()).with_attribute("type", "placed");
+        queue.send(message).await.map(Some)
+    }
+}
+
+impl<K: Kind> FromEvent<K> for Announcements {
+    fn from_event(_event: &mut K::Event, cx: &Context) -> Result<Self, K::Rejection> {
+        let Some(config) = cx.state::<Configuration>() else { return Ok(Announcements(None)) };
+        let resources = config.resources();
+        let has_queue = match resources.links() {
+            Ok(links) => links.iter().any(|link| link.kind == ResourceKind::Queue),
+            // No links at all: nothing to announce on.
+            Err(error) if error.kind() == ConfigErrorKind::Link => false,
+            Err(error) => return Err(celerity::Error::typed("ResourceError", error).into()),
+        };
+        if !has_queue {
+            return Ok(Announcements(None));
+        }
+        resources
+            .handle::<Queue>(None)
+            .map(|queue| Announcements(Some(queue)))
+            .map_err(|error| celerity::Error::typed("ResourceError", error).into())
     }
 }
 
@@ -68,7 +132,10 @@ async fn process_order_event(
 ) -> celerity::Result<()> {
     chaos::strike("process_order_event", &event.order_id);
     let why = format!("message {} from {}", event.message_id(), event.source_id());
-    let outcome = store.set_status(&event.order_id, event.kind.status(), &audit, &why)?;
+    let outcome = match event.kind.status() {
+        Some(status) => store.set_status(&event.order_id, status, &audit, &why)?,
+        None => store.confirm(&event.order_id, &audit, &why)?,
+    };
     if outcome.changed {
         notify_subscribers(&cx, &subscriptions, &outcome.order).await;
     }

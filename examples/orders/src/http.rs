@@ -5,9 +5,10 @@
 //! whose return value becomes the response. What each one shows:
 //!
 //! - `create_order`: a JSON body, validation errors as a `400` whose
-//!   `details` name each field, a `201` with a `location` header, and an
+//!   `details` name each field, a `201` with a `location` header, an
 //!   unhandled error (the audit log is unavailable) answered as a
-//!   `HandlerError`, which the runtime turns into a `500`;
+//!   `HandlerError`, which the runtime turns into a `500`, and a message
+//!   sent to the blueprint's queue (see [`crate::events`]);
 //! - `get_order`: a path parameter and a `404`;
 //! - `list_orders`: typed query parameters, one of them multi-valued;
 //! - `update_order`: a partial JSON body, a `409`, and an update pushed to
@@ -21,6 +22,7 @@ use celerity::{Context, State, http_handler};
 use serde::Deserialize;
 
 use crate::chaos;
+use crate::events::Announcements;
 use crate::live::{Subscriptions, notify_subscribers};
 use crate::model::{Catalog, NewOrder, Order, Problem, Status, validate_order};
 use crate::store::{AuditLog, ChangeError, Store};
@@ -36,11 +38,17 @@ use crate::store::{AuditLog, ChangeError, Store};
 /// `?` or `.into()` is still answered as the HTTP response it describes,
 /// while any other error (here, an audit log that cannot be written) is
 /// unhandled and answered as a `HandlerError`.
+///
+/// The placed order is announced on the blueprint's queue, whose consumer
+/// confirms it. The order is placed whether or not the announcement can be
+/// sent (answering an error would have the client place it twice), so a
+/// failed send is logged, and the order stays unconfirmed.
 #[http_handler("POST::/orders")]
 async fn create_order(
     store: State<Store>,
     catalog: State<Catalog>,
     audit: State<AuditLog>,
+    announcements: Announcements,
     Json(new): Json<NewOrder>,
 ) -> celerity::Result<(StatusCode, HeaderMap, Json<Order>)> {
     let problems = validate_order(&new, &catalog);
@@ -48,6 +56,9 @@ async fn create_order(
         return Err(invalid("the order is not valid", problems).into());
     }
     let order = store.create(new, &catalog, &audit)?;
+    if let Err(error) = announcements.placed(&order).await {
+        tracing::error!(order = %order.id, %error, "the order was placed, and could not be announced on the queue");
+    }
     let mut headers = HeaderMap::new();
     let location = HeaderValue::from_str(&format!("/orders/{}", order.id)).map_err(celerity::Error::msg)?;
     headers.insert("location", location);

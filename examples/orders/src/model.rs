@@ -67,6 +67,11 @@ pub struct Order {
     /// When it was cancelled, in Unix milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cancelled_at_ms: Option<u64>,
+    /// When its `placed` event came back from the `order-events` queue, in
+    /// Unix milliseconds: the order is confirmed once the announcement of it
+    /// has been through the queue and its consumer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmed_at_ms: Option<u64>,
 }
 
 /// One priced line of an order or a quote.

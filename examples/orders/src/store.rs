@@ -104,6 +104,7 @@ impl Store {
             version: 1,
             created_at_ms: now_ms(),
             cancelled_at_ms: None,
+            confirmed_at_ms: None,
         };
         audit.append(&[audit_entry("order.created", &id, &format!("by {}", order.customer))])?;
         inner.last_id += 1;
@@ -138,6 +139,21 @@ impl Store {
         if next == Status::Cancelled {
             order.cancelled_at_ms = Some(now_ms());
         }
+        Ok(Changed { order: order.clone(), changed: true })
+    }
+
+    /// Confirms an order, auditing it (with `why`) first. Confirming it
+    /// again changes nothing, so a `placed` event delivered twice is one
+    /// confirmation.
+    pub fn confirm(&self, id: &str, audit: &AuditLog, why: &str) -> Result<Changed, ChangeError> {
+        let mut inner = self.lock();
+        let order = inner.orders.get_mut(id).ok_or_else(|| ChangeError::NotFound(id.to_string()))?;
+        if order.confirmed_at_ms.is_some() {
+            return Ok(Changed { order: order.clone(), changed: false });
+        }
+        audit.append(&[audit_entry("order.confirmed", id, why)])?;
+        order.confirmed_at_ms = Some(now_ms());
+        order.version += 1;
         Ok(Changed { order: order.clone(), changed: true })
     }
 

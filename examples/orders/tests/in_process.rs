@@ -7,7 +7,8 @@
 //! both serve.
 
 use celerity::HandlerKind;
-use celerity::testing::{TestApp, TestBatch, TestRequest};
+use celerity::config::Configuration;
+use celerity::testing::{TestApp, TestBatch, TestQueue, TestRequest};
 use serde_json::{Value, json};
 
 /// The application as `main` serves it, for one test.
@@ -21,6 +22,13 @@ async fn create(app: &TestApp, customer: &str) -> String {
     let response = app.call("POST::/orders", TestRequest::post("/orders").json(&order)).await.expect_http();
     assert_eq!(response.status(), 201, "{response}");
     response.json::<Value>()["id"].as_str().expect("an id").to_string()
+}
+
+/// The order `id`, as `GET /orders/{id}` reads it.
+async fn order(app: &TestApp, id: &str) -> Value {
+    let response = app.call("GET::/orders/{id}", TestRequest::get(&format!("/orders/{id}"))).await.expect_http();
+    assert_eq!(response.status(), 200, "{response}");
+    response.json()
 }
 
 /// The status of the order `id`, as `GET /orders/{id}` reads it.
@@ -86,4 +94,40 @@ async fn order_events_change_what_the_http_api_reads_and_a_bad_record_fails_alon
 
     assert_eq!(status_of(&app, &first).await, "paid");
     assert_eq!(status_of(&app, &second).await, "cancelled");
+}
+
+#[tokio::test]
+async fn a_placed_order_is_announced_on_the_queue_and_confirmed_when_the_announcement_comes_back() {
+    let queue = TestQueue::new("order-events");
+    let config = Configuration::builder().resource("order-events", queue.queue()).build();
+    let app = orders::app().with_configuration(config).into_test();
+    let id = create(&app, "Ada").await;
+
+    let sent = queue.take();
+    assert_eq!(sent.len(), 1, "one announcement per order");
+    let body: Value = serde_json::from_slice(sent[0].body()).expect("a JSON announcement");
+    assert_eq!(body, json!({"orderId": id, "type": "placed"}));
+    assert_eq!(sent[0].attributes().get("type").map(String::as_str), Some("placed"));
+
+    // What the queue's consumer is given, the announcement as it was sent.
+    assert!(order(&app, &id).await.get("confirmedAtMs").is_none());
+    let batch = TestBatch::new().source_id("order-events").record("m-1", sent[0].body().clone());
+    let result = app.call("source::order-events::processOrderEvents", batch.clone()).await.expect_batch();
+    assert!(result.failed_ids().is_empty(), "{result}");
+    let confirmed = order(&app, &id).await;
+    assert!(confirmed["confirmedAtMs"].is_u64(), "{confirmed}");
+    assert_eq!(confirmed["version"], 2, "{confirmed}");
+
+    // Delivered again, it confirms nothing more.
+    let result = app.call("source::order-events::processOrderEvents", batch).await.expect_batch();
+    assert!(result.failed_ids().is_empty(), "{result}");
+    assert_eq!(order(&app, &id).await, confirmed);
+}
+
+#[tokio::test]
+async fn without_a_queue_an_order_is_placed_unannounced() {
+    let app = orders();
+    let id = create(&app, "Ada").await;
+    let fetched = order(&app, &id).await;
+    assert!(fetched.get("confirmedAtMs").is_none(), "{fetched}");
 }

@@ -246,3 +246,93 @@ resources:
     assert_eq!(blueprint.skipped.len(), 1);
     assert_eq!(blueprint.skipped[0].0, "guard");
 }
+
+#[test]
+fn the_orders_queue_feeds_its_consumer() {
+    let blueprint = parse(ORDERS, Format::Yaml).unwrap();
+    assert_eq!(
+        blueprint.feeds,
+        [QueueFeed {
+            queues: vec!["order-events".into()],
+            consumer: "orderEventsConsumer".into(),
+            source_id: "order-events".into(),
+            handler: "processOrderEvents".into(),
+            tag: "source::order-events::processOrderEvents".into(),
+            batch_size: 10,
+            wait: Duration::from_secs(1),
+            visibility_timeout: DEFAULT_VISIBILITY_TIMEOUT,
+        }]
+    );
+    assert_eq!(blueprint.feeds[0].stream(), "celerity:queue:order-events");
+    assert!(blueprint.unread.is_empty());
+}
+
+/// A consumer `c` linking to the handler `h`, with `consumer` as the
+/// consumer's extra fields, and `queues` resources.
+fn consumer_blueprint(consumer: &str, queues: &str) -> String {
+    format!(
+        "resources:
+  c:
+    type: celerity/consumer
+    metadata: {{ labels: {{ fed: c }} }}
+    linkSelector: {{ byLabel: {{ consumer: c }} }}
+    {consumer}
+  h:
+    type: celerity/handler
+    metadata: {{ labels: {{ consumer: c }}, annotations: {{ celerity.handler.consumer: true }} }}
+{queues}"
+    )
+}
+
+const QUEUE_Q: &str = "  q:
+    type: celerity/queue
+    linkSelector: { byLabel: { fed: c } }
+    spec: { name: orders }
+";
+
+#[test]
+fn a_queue_linking_to_a_consumer_is_its_source_by_resource_name_unless_it_names_one() {
+    let linked =
+        parse(&consumer_blueprint("spec: { batchSize: 3, visibilityTimeout: 7 }", QUEUE_Q), Format::Yaml).unwrap();
+    assert_eq!(linked.handlers[0].tag, "source::q::h");
+    let feed = &linked.feeds[0];
+    assert_eq!((feed.source_id.as_str(), feed.queues.as_slice()), ("q", &["q".to_owned()][..]));
+    assert_eq!((feed.batch_size, feed.wait, feed.visibility_timeout), (3, DEFAULT_WAIT, Duration::from_secs(7)));
+
+    // An explicit sourceId wins, as it does in the runtime: the stream and
+    // the tag are the sourceId's.
+    let named = parse(&consumer_blueprint("spec: { sourceId: orders }", QUEUE_Q), Format::Yaml).unwrap();
+    assert_eq!(named.handlers[0].tag, "source::orders::h");
+    assert_eq!(named.feeds[0].stream(), "celerity:queue:orders");
+
+    // A consumer with a sourceId and no queue is fed by hand only.
+    let hand_fed = parse(&consumer_blueprint("spec: { sourceId: orders }", ""), Format::Yaml).unwrap();
+    assert!(hand_fed.feeds.is_empty());
+}
+
+#[test]
+fn a_consumer_without_a_source_or_with_two_queues_is_refused() {
+    let (resource, field, message) = problem(&consumer_blueprint("spec: {}", ""));
+    assert_eq!((resource.as_deref(), field.as_deref()), (Some("c"), Some("spec.sourceId")));
+    assert!(message.contains("or a `celerity/queue` links to it"), "{message}");
+    let two = format!("{QUEUE_Q}  r:\n    type: celerity/queue\n    linkSelector: {{ byLabel: {{ fed: c }} }}\n");
+    let (_, _, message) = problem(&consumer_blueprint("spec: {}", &two));
+    assert!(message.contains("(q, r)") && message.contains("`spec.sourceId` names"), "{message}");
+    let (_, field, message) = problem(&consumer_blueprint("spec: { batchSize: 0 }", QUEUE_Q));
+    assert_eq!((field.as_deref(), message.as_str()), (Some("spec.batchSize"), "expected a whole number, at least 1"));
+}
+
+#[test]
+fn a_queue_fed_consumer_routing_to_several_handlers_is_not_read() {
+    let yaml = consumer_blueprint("spec: {}", QUEUE_Q)
+        + "  h2:
+    type: celerity/handler
+    metadata: { labels: { consumer: c }, annotations: { celerity.handler.consumer: true } }
+";
+    let blueprint = parse(&yaml, Format::Yaml).unwrap();
+    assert_eq!(blueprint.handlers.len(), 2);
+    assert!(blueprint.feeds.is_empty());
+    assert_eq!(blueprint.unread.len(), 1, "{:?}", blueprint.unread);
+    assert_eq!(blueprint.unread[0].0, "c");
+    assert!(blueprint.unread[0].1.contains("source::q::h, source::q::h2"), "{:?}", blueprint.unread);
+}
