@@ -1,7 +1,7 @@
 //! A benchmark case, what each of its events is, and what one run of it
 //! measured.
 
-use crate::CAPPED_TAGS;
+use crate::{CACHE_KEY, CACHE_TAG, CACHE_VALUE, CAPPED_TAGS, QUEUE_ANSWER, QUEUE_MESSAGE, QUEUE_TAG};
 
 /// What each event of a case is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +24,79 @@ pub enum Shape {
         /// Messages per `WsSend`.
         batch: usize,
     },
+    /// An HTTP request whose handler does one operation on a real Redis.
+    /// These cases pair (A) with itself: the SDK's resource handle against
+    /// the `redis` crate called directly (see [`Pairing`]).
+    Resource {
+        /// The operation.
+        op: ResourceOp,
+    },
+}
+
+impl Shape {
+    /// How the case's two runs are paired.
+    pub fn pairing(&self) -> Pairing {
+        match self {
+            Shape::Resource { .. } => Pairing::SdkHandleVsDirectClient,
+            _ => Pairing::SdkVsRaw,
+        }
+    }
+}
+
+/// What a case's (A) and (B) are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// (A) the SDK handler, (B) the hand-written tonic handler: what the
+    /// SDK costs against the protocol's limit.
+    SdkVsRaw,
+    /// Both the SDK handler, the same binary and protocol path: (A) with
+    /// the SDK's resource handle, (B) with the same client crate called
+    /// directly. The difference is the handle's own cost per operation.
+    SdkHandleVsDirectClient,
+}
+
+/// One operation on a Redis-backed resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceOp {
+    /// `Cache::get` of one key holding a 64-byte value (`GET`).
+    CacheGet,
+    /// `Queue::send` of one 64-byte text message: locally an `XADD` to the
+    /// queue's stream.
+    QueueSend,
+}
+
+impl ResourceOp {
+    /// The tag its events go to.
+    pub fn tag(self) -> &'static str {
+        match self {
+            ResourceOp::CacheGet => CACHE_TAG,
+            ResourceOp::QueueSend => QUEUE_TAG,
+        }
+    }
+
+    /// The request body: the key to read, or the message to send.
+    pub fn request_body(self) -> &'static str {
+        match self {
+            ResourceOp::CacheGet => CACHE_KEY,
+            ResourceOp::QueueSend => QUEUE_MESSAGE,
+        }
+    }
+
+    /// The body every answer must have: the value read, or the sent mark.
+    pub fn answer_body(self) -> &'static str {
+        match self {
+            ResourceOp::CacheGet => CACHE_VALUE,
+            ResourceOp::QueueSend => QUEUE_ANSWER,
+        }
+    }
+
+    /// Its name in case names.
+    pub fn label(self) -> &'static str {
+        match self {
+            ResourceOp::CacheGet => "cache-get",
+            ResourceOp::QueueSend => "queue-send",
+        }
+    }
 }
 
 /// One line of the matrix.

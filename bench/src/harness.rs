@@ -18,6 +18,12 @@
 //! result being decoded: the two ends this process can see. The load for
 //! one stream, what it dispatches and how it checks the answers, is
 //! [`load`](crate::load).
+//!
+//! The resource cases ([`Shape::Resource`]) need a real Redis: the harness
+//! starts the test kit's (installing `redis-server` if it must) when one of
+//! them is selected, and runs both of their sides with the SDK handler,
+//! (A) on the SDK's handle and (B) on the `redis` crate directly
+//! ([`Pairing::SdkHandleVsDirectClient`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,13 +34,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use celerity_proto::v1::{
     Drain, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, handler_message, runtime_message,
 };
+use celerity_testkit::servers::Redis;
 use celerity_testkit::{RawRuntime, RawStream};
 
 use crate::alloc::{COUNTERS_ENV, CounterFile};
-pub use crate::case::{Case, Sample, Shape};
+pub use crate::case::{Case, Pairing, ResourceOp, Sample, Shape};
 use crate::load::{Load, now_ms, send};
 use crate::procfs;
-use crate::{CAPPED_TAGS, TAG_CAP_ENV, all_tags};
+use crate::{
+    CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, TAG_CAP_ENV, all_tags,
+};
 
 /// How big the run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +98,8 @@ fn body_label(bytes: usize) -> String {
 
 /// The benchmark matrix for `mode`: credit 1, 16 and 256 × bodies of 0 B,
 /// 1 KiB, 64 KiB and 1 MiB × one tag and eight capped tags; consumer
-/// batches; WebSocket sends of 1 and 100 messages; and memory growth.
+/// batches; WebSocket sends of 1 and 100 messages; one cache get and one
+/// queue send per event; and memory growth.
 pub fn matrix(mode: Mode) -> Vec<Case> {
     // (warm-up, measured) per kind of event.
     let scale = |smoke: u64, quick: u64, full: u64| match mode {
@@ -131,6 +141,22 @@ pub fn matrix(mode: Mode) -> Vec<Case> {
         cases.push(Case {
             name: format!("ws/c16/batch{batch}"),
             shape: Shape::WsSend { batch },
+            credit: 16,
+            warmup: (events / 10).max(8),
+            events,
+            memory: false,
+        });
+    }
+    // Credit 16: enough events in flight that the connection to Redis is
+    // never idle between them (the handler does not park and wake once per
+    // round trip, which is what CPU per event would measure at credit 1),
+    // and few enough that the generator, the handler and Redis share the
+    // two cores without one starving the others.
+    for op in [ResourceOp::CacheGet, ResourceOp::QueueSend] {
+        let events = scale(200, 60_000, 200_000);
+        cases.push(Case {
+            name: format!("{}/c16", op.label()),
+            shape: Shape::Resource { op },
             credit: 16,
             warmup: (events / 10).max(8),
             events,
@@ -204,12 +230,20 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
             return Err(format!("handler binary {} does not exist", bin.display()));
         }
     }
+    let redis = if cases.iter().any(|case| matches!(case.shape, Shape::Resource { .. })) {
+        // The test kit's Redis fails by panicking, naming what went wrong.
+        Some(std::panic::catch_unwind(celerity_testkit::servers::redis).map_err(|_| {
+            "could not start Redis for the resource cases (the test kit's redis-server; see above)".to_string()
+        })?)
+    } else {
+        None
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("could not start tokio: {e}"))?;
     runtime.block_on(async {
-        let mut harness = Harness::start().await?;
+        let mut harness = Harness::start(redis).await?;
         let mut results: Vec<CaseResult> =
             cases.iter().map(|case| CaseResult { case: case.clone(), a: Vec::new(), b: Vec::new() }).collect();
         let rounds = options.rounds.max(1);
@@ -230,9 +264,10 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
             let case = &cases[index];
             let order = if (round + index) % 2 == 0 { [Impl::Sdk, Impl::Raw] } else { [Impl::Raw, Impl::Sdk] };
             for which in order {
-                let bin = match which {
-                    Impl::Sdk => &options.sdk_handler,
-                    Impl::Raw => &options.raw_handler,
+                // A resource case runs the SDK handler on both sides.
+                let bin = match (which, case.shape.pairing()) {
+                    (Impl::Raw, Pairing::SdkVsRaw) => &options.raw_handler,
+                    _ => &options.sdk_handler,
                 };
                 let started = Instant::now();
                 let sample = harness.run_one(case, which, bin).await;
@@ -258,7 +293,11 @@ fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Samp
         round + 1,
         rounds,
         case.name,
-        which.label(),
+        match case.shape.pairing() {
+            Pairing::SdkVsRaw => which.label(),
+            Pairing::SdkHandleVsDirectClient if which == Impl::Sdk => "A (SDK handle)",
+            Pairing::SdkHandleVsDirectClient => "B (redis direct)",
+        },
         s.events_per_sec,
         s.p50_us,
         s.p99_us,
@@ -303,10 +342,12 @@ struct Harness {
     socket: PathBuf,
     runtime: RawRuntime,
     runs: u64,
+    /// The Redis of the resource cases, when one is selected.
+    redis: Option<&'static Redis>,
 }
 
 impl Harness {
-    async fn start() -> Result<Harness, String> {
+    async fn start(redis: Option<&'static Redis>) -> Result<Harness, String> {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("celerity-bench-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
@@ -322,7 +363,7 @@ impl Harness {
             .bind()
             .await
             .map_err(|e| format!("could not serve {}: {e}", socket.display()))?;
-        Ok(Harness { dir, socket, runtime, runs: 0 })
+        Ok(Harness { dir, socket, runtime, runs: 0, redis })
     }
 
     /// Runs `case` against one handler process, start to exit.
@@ -340,7 +381,21 @@ impl Harness {
                 return sample;
             }
         };
-        let mut child = match spawn(bin, &self.socket, case, &log, counters.path()) {
+        let mut extra_env = Vec::new();
+        if let Shape::Resource { op } = case.shape {
+            let Some(redis) = self.redis else {
+                sample.error("a resource case without Redis");
+                return sample;
+            };
+            if let Err(error) = prepare(redis, op) {
+                sample.error(error);
+                return sample;
+            }
+            let client = if which == Impl::Sdk { "sdk" } else { "direct" };
+            extra_env.push((REDIS_PORT_ENV, redis.port().to_string()));
+            extra_env.push((RESOURCE_CLIENT_ENV, client.to_string()));
+        }
+        let mut child = match spawn(bin, &self.socket, case, &log, counters.path(), &extra_env) {
             Ok(child) => child,
             Err(error) => {
                 sample.error(error);
@@ -353,6 +408,17 @@ impl Harness {
             sample.error(format!("{error}{}", log_tail(&log)));
             let _ = child.kill();
             let _ = child.wait();
+        }
+        if let (Shape::Resource { op: ResourceOp::QueueSend }, Some(redis)) = (&case.shape, self.redis) {
+            // Every answered event sent exactly one message.
+            let length = redis.command(&["XLEN", QUEUE_STREAM]);
+            if parse_integer(&length) != Some(sample.answered) {
+                sample.error(format!(
+                    "the stream {QUEUE_STREAM} holds {:?} entries after {} answered sends",
+                    length.trim(),
+                    sample.answered
+                ));
+            }
         }
         sample
     }
@@ -418,7 +484,34 @@ impl Harness {
     }
 }
 
-fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path, counters: &Path) -> Result<Child, String> {
+/// Sets Redis up for a run of `op`: the value to read, or an empty stream
+/// (so that its length afterwards counts this run's sends, and Redis does
+/// not grow over a long run).
+fn prepare(redis: &Redis, op: ResourceOp) -> Result<(), String> {
+    let command: &[&str] = match op {
+        ResourceOp::CacheGet => &["SET", CACHE_KEY, CACHE_VALUE],
+        ResourceOp::QueueSend => &["DEL", QUEUE_STREAM],
+    };
+    let answer = redis.command(command);
+    if answer.starts_with('-') {
+        return Err(format!("Redis refused {command:?}: {}", answer.trim()));
+    }
+    Ok(())
+}
+
+/// A RESP integer answer (`:12\r\n`).
+fn parse_integer(answer: &str) -> Option<u64> {
+    answer.trim().strip_prefix(':')?.parse().ok()
+}
+
+fn spawn(
+    bin: &Path,
+    socket: &Path,
+    case: &Case,
+    log: &Path,
+    counters: &Path,
+    extra_env: &[(&str, String)],
+) -> Result<Child, String> {
     let stderr = File::create(log).map_err(|e| format!("could not create {}: {e}", log.display()))?;
     let mut command = Command::new(bin);
     // Only the settings below: none of the SDK's from this environment.
@@ -433,6 +526,7 @@ fn spawn(bin: &Path, socket: &Path, case: &Case, log: &Path, counters: &Path) ->
         .env("CELERITY_CONNECT_TIMEOUT_MS", "20000")
         .env(TAG_CAP_ENV, case.tag_cap().to_string())
         .env(COUNTERS_ENV, counters)
+        .envs(extra_env.iter().map(|(name, value)| (name, value)))
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -600,6 +694,10 @@ mod tests {
         assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 1 }));
         assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 100 }));
         assert!(cases.iter().any(|c| c.memory && c.events == 1_000_000));
+        for op in [ResourceOp::CacheGet, ResourceOp::QueueSend] {
+            let case = cases.iter().find(|c| c.shape == Shape::Resource { op }).unwrap();
+            assert_eq!(case.shape.pairing(), Pairing::SdkHandleVsDirectClient);
+        }
         let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         names.sort();
         names.dedup();

@@ -13,7 +13,8 @@
 //!   shared file the harness reads their counts from.
 //!
 //! The constants here are what the load generator and both handlers agree
-//! on: the tags, the consumer batch and the WebSocket send.
+//! on: the tags, the consumer batch, the WebSocket send, and the Redis
+//! resources of the resource-operation cases.
 
 pub mod alloc;
 pub mod case;
@@ -46,6 +47,52 @@ pub const CONSUMER_TAG: &str = "source::bench-queue::consume";
 /// body says (decimal), waits for the acknowledgement, and answers 200.
 pub const WS_TAG: &str = "POST::/ws-send";
 
+/// The HTTP tag whose handler reads one value from the cache: the request
+/// body is the key, [`CACHE_KEY`], and the value, [`CACHE_VALUE`], is the
+/// answer.
+pub const CACHE_TAG: &str = "POST::/cache-get";
+
+/// The HTTP tag whose handler sends the request body as one message to the
+/// queue and answers [`QUEUE_ANSWER`].
+pub const QUEUE_TAG: &str = "POST::/queue-send";
+
+/// The key every cache-get event reads; the harness stores
+/// [`CACHE_VALUE`] there before each run.
+pub const CACHE_KEY: &str = "bench:cache-get:key";
+
+/// The value at [`CACHE_KEY`]: 64 bytes of text, small enough that the
+/// operation, not the copy, is what is measured.
+pub const CACHE_VALUE: &str = "cached-value-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO";
+
+/// The body of every queue-send event, sent as the message: 64 bytes of
+/// text.
+pub const QUEUE_MESSAGE: &str = r#"{"order":"ord-0123456789","customer":"c-42","total":1234,"ok":1}"#;
+
+/// The answer of a queue-send event.
+pub const QUEUE_ANSWER: &str = "sent";
+
+/// The queue's deployed name: its messages are the Redis stream
+/// [`QUEUE_STREAM`], as in a local session.
+pub const QUEUE_NAME: &str = "bench-sends";
+
+/// The stream a queue send appends to (`celerity:queue:<name>`, the key
+/// the runtime's local consumer reads).
+pub const QUEUE_STREAM: &str = "celerity:queue:bench-sends";
+
+/// The resource links of the handler built with the SDK: its one cache and
+/// its one queue, so that each is the default handle of its kind.
+pub const RESOURCE_LINKS: &str = r#"{"benchCache": {"type": "cache", "configKey": "benchCache"},
+ "benchQueue": {"type": "queue", "configKey": "benchQueue"}}"#;
+
+/// The port of the Redis on 127.0.0.1 the resource cases run against,
+/// given to (A) by the harness.
+pub const REDIS_PORT_ENV: &str = "BENCH_REDIS_PORT";
+
+/// Which client the resource tags' handlers use: `sdk` (the default), the
+/// SDK's `Cache` and `Queue` handles; `direct`, the `redis` crate called
+/// directly on a `ConnectionManager` of the handler's own.
+pub const RESOURCE_CLIENT_ENV: &str = "BENCH_RESOURCE_CLIENT";
+
 /// The per-tag cap of [`CAPPED_TAGS`], read by both handlers.
 pub const TAG_CAP_ENV: &str = "BENCH_TAG_CAP";
 
@@ -66,7 +113,7 @@ pub const WS_MESSAGE: &str = r#"{"event":"bench"}"#;
 
 /// Every tag both handlers serve, and the blueprint declares.
 pub fn all_tags() -> Vec<&'static str> {
-    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG];
+    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG, CACHE_TAG, QUEUE_TAG];
     tags.extend(CAPPED_TAGS);
     tags
 }

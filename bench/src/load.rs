@@ -53,6 +53,7 @@ fn templates(case: &Case, body: &Bytes) -> (Vec<&'static str>, Vec<Dispatch>) {
         Shape::Http { .. } => CAPPED_TAGS.to_vec(),
         Shape::Consumer => vec![CONSUMER_TAG],
         Shape::WsSend { .. } => vec![WS_TAG],
+        Shape::Resource { op } => vec![op.tag()],
     };
     let dispatches = tags
         .iter()
@@ -60,6 +61,7 @@ fn templates(case: &Case, body: &Bytes) -> (Vec<&'static str>, Vec<Dispatch>) {
             let source = match case.shape {
                 Shape::Http { .. } => http(tag, body.clone()),
                 Shape::WsSend { batch } => http(tag, Bytes::from(batch.to_string())),
+                Shape::Resource { op } => http(tag, Bytes::from_static(op.request_body().as_bytes())),
                 Shape::Consumer => Source::Consumer(ConsumerBatch {
                     records: (0..BATCH_RECORDS)
                         .map(|k| ConsumerRecord {
@@ -289,6 +291,17 @@ impl Load {
                 Ok(())
             }
             (Shape::WsSend { .. }, Some(Outcome::Http(response))) if response.status == 200 => Ok(()),
+            (Shape::Resource { op }, Some(Outcome::Http(response))) => {
+                if response.status != 200 || response.body != op.answer_body().as_bytes() {
+                    return Err(format!(
+                        "status {} with {:?}, expected 200 with {:?}",
+                        response.status,
+                        String::from_utf8_lossy(&response.body),
+                        op.answer_body()
+                    ));
+                }
+                Ok(())
+            }
             (Shape::Consumer, Some(Outcome::Consumer(batch))) => {
                 let mut named: Vec<&str> = batch.failures.iter().map(|f| f.message_id.as_str()).collect();
                 named.sort_unstable();

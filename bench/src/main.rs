@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use celerity_bench::harness::{self, Mode, Options};
+use celerity_bench::harness::{self, Mode, Options, Pairing};
 use celerity_bench::report;
 
 const USAGE: &str =
@@ -17,7 +17,8 @@ const USAGE: &str =
   --quick        the default: the whole matrix in a few minutes
   --full         more events and rounds, and one million events for memory growth
   --filter S     only the cases whose name contains S, or one of S's comma-separated
-                 parts (e.g. c256, 1KiB, ws/, memory, \"c1/0B/1tag,consumer\")
+                 parts (e.g. c256, 1KiB, ws/, memory, \"c1/0B/1tag,consumer\",
+                 \"cache-get,queue-send\": these two start a Redis of their own)
   --rounds N     rounds of A and B per case (default: 1 smoke, 3 quick, 5 full)
   --out FILE     also write the report (markdown) to FILE
   --no-build     do not run `cargo build` for the two handler binaries first
@@ -152,15 +153,24 @@ fn main() -> ExitCode {
         "machine: {cores} cores, {cpu}\nmode: {:?}, {} round(s), A and B interleaved; medians\nload before: {load_before}\nload after:  {load_after}\n\n",
         options.mode, options.rounds
     );
-    text.push_str("### Throughput, CPU, memory\n\n");
-    text.push_str(&report::throughput_table(&summaries));
-    text.push_str("\n### Latency (dispatch handed to the stream → result read)\n\n");
-    text.push_str(&report::latency_table(&summaries));
-    text.push_str("\n### Allocations and context switches (handler process, per event)\n\n");
-    text.push_str(&report::counts_table(&summaries));
+    if summaries.iter().any(|s| s.shape.pairing() == Pairing::SdkVsRaw) {
+        text.push_str("### Throughput, CPU, memory\n\n");
+        text.push_str(&report::throughput_table(&summaries));
+        text.push_str("\n### Latency (dispatch handed to the stream → result read)\n\n");
+        text.push_str(&report::latency_table(&summaries));
+        text.push_str("\n### Allocations and context switches (handler process, per event)\n\n");
+        text.push_str(&report::counts_table(&summaries));
+    }
     if summaries.iter().any(|s| s.memory) {
         text.push_str("\n### Memory growth\n\n");
         text.push_str(&report::memory_table(&summaries));
+    }
+    if summaries.iter().any(|s| s.shape.pairing() == Pairing::SdkHandleVsDirectClient) {
+        text.push_str(
+            "\n### Resource operations (A: the SDK's handle, B: the redis crate directly; both the SDK handler, \
+             per event)\n\n",
+        );
+        text.push_str(&report::resource_table(&summaries));
     }
     text.push_str("\n### Targets\n\n");
     text.push_str(&report::targets_table(&targets));

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::harness::{CaseResult, Sample, Shape};
+use crate::harness::{CaseResult, Pairing, Sample, Shape};
 
 /// The median of one measure over a case's samples.
 pub fn median(samples: &[Sample], measure: impl Fn(&Sample) -> f64) -> f64 {
@@ -114,6 +114,52 @@ fn ratio(a: f64, b: f64) -> f64 {
     a / b
 }
 
+/// The cases whose (B) is the hand-written handler: the resource cases,
+/// whose (B) is the SDK handler on a direct client, have a table of their
+/// own ([`resource_table`]), so that no A/B column mixes the two meanings.
+fn against_raw(summaries: &[Summary]) -> impl Iterator<Item = &Summary> {
+    summaries.iter().filter(|s| s.shape.pairing() == Pairing::SdkVsRaw)
+}
+
+/// The resource cases: (A) the SDK's handle, (B) the same client crate
+/// called directly, both in the SDK handler. CPU, allocations and bytes
+/// per event of each, and A/B: the handle's cost per operation, with
+/// throughput, p50 and voluntary switches for context.
+pub fn resource_table(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| case | A CPU µs/ev | B CPU µs/ev | A/B | A − B µs | A allocs/ev | B allocs/ev | A − B | A bytes/ev | B bytes/ev \
+         | A ev/s | B ev/s | A p50 µs | B p50 µs | A vol. cs/ev | B vol. cs/ev |\n",
+    );
+    out.push_str(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for s in summaries.iter().filter(|s| s.shape.pairing() == Pairing::SdkHandleVsDirectClient) {
+        let _ = writeln!(
+            out,
+            "| {}{} | {:.2} | {:.2} | {} | {:+.2} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} |",
+            s.name,
+            if s.clean { "" } else { " (ERRORS)" },
+            s.a.cpu_us,
+            s.b.cpu_us,
+            ratio_cell(s.a.cpu_us, s.b.cpu_us),
+            s.a.cpu_us - s.b.cpu_us,
+            value(s.a.allocs, 1),
+            value(s.b.allocs, 1),
+            value(s.a.allocs - s.b.allocs, 1),
+            value(s.a.alloc_bytes, 0),
+            value(s.b.alloc_bytes, 0),
+            s.a.events_per_sec,
+            s.b.events_per_sec,
+            s.a.p50_us,
+            s.b.p50_us,
+            value(s.a.voluntary_cs, 3),
+            value(s.b.voluntary_cs, 3),
+        );
+    }
+    out
+}
+
 /// The throughput and cost table: events/s, CPU per event, peak RSS.
 pub fn throughput_table(summaries: &[Summary]) -> String {
     let mut out = String::new();
@@ -121,7 +167,7 @@ pub fn throughput_table(summaries: &[Summary]) -> String {
         "| case | A ev/s | B ev/s | A/B | A CPU µs/ev | B CPU µs/ev | A/B | A peak RSS MiB | B peak RSS MiB | gen CPU µs/ev (A / B) |\n",
     );
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for s in summaries {
+    for s in against_raw(summaries) {
         let _ = writeln!(
             out,
             "| {}{} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2} / {:.2} |",
@@ -147,7 +193,7 @@ pub fn latency_table(summaries: &[Summary]) -> String {
     let mut out = String::new();
     out.push_str("| case | A p50 µs | B p50 µs | A/B | A p99 µs | B p99 µs | A/B | A p99.9 µs | B p99.9 µs | A/B |\n");
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for s in summaries {
+    for s in against_raw(summaries) {
         let _ = writeln!(
             out,
             "| {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} |",
@@ -186,7 +232,7 @@ pub fn counts_table(summaries: &[Summary]) -> String {
         "| case | A allocs/ev | B allocs/ev | A/B | A bytes/ev | B bytes/ev | A/B | A vol. cs/ev | B vol. cs/ev | A/B | A invol. cs/ev | B invol. cs/ev |\n",
     );
     out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for s in summaries {
+    for s in against_raw(summaries) {
         let _ = writeln!(
             out,
             "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -244,8 +290,9 @@ pub struct Target {
 
 /// Evaluates the issue's targets on the summaries present: CPU per event
 /// against (B) at credit 256 and 16, throughput at credit 256, p50 at
-/// credit 1, throughput with 64 KiB bodies, CPU per consumer batch, and
-/// memory.
+/// credit 1, throughput with 64 KiB bodies, CPU per consumer batch,
+/// memory, and the CPU of a resource operation through the SDK's handle
+/// against the client crate called directly.
 pub fn targets(summaries: &[Summary]) -> Vec<Target> {
     let cpu = |s: &Summary| ratio(s.a.cpu_us, s.b.cpu_us);
     let throughput = |s: &Summary| ratio(s.a.events_per_sec, s.b.events_per_sec);
@@ -300,6 +347,14 @@ pub fn targets(summaries: &[Summary]) -> Vec<Target> {
             &["consumer/c16/100rec-10fail"],
             cpu,
             at_most(2.0),
+        ),
+        bounded(
+            summaries,
+            "CPU per cache get and queue send, SDK handle against the redis crate directly",
+            "≤ 1.05 ×",
+            &["cache-get/c16", "queue-send/c16"],
+            cpu,
+            at_most(1.05),
         ),
     ];
 
@@ -411,6 +466,28 @@ mod tests {
         // case, A allocs, B allocs, A/B, …, A vol., B vol., A/B
         assert_eq!(&cells[1..5], ["http/c1/0B/1tag (ERRORS)", "21.0", "—", "—"], "{row}");
         assert_eq!(&cells[8..11], ["0.000", "0.000", "—"], "{row}");
+    }
+
+    #[test]
+    fn resource_cases_have_a_table_of_their_own_and_a_target() {
+        let matrix = crate::harness::matrix(crate::harness::Mode::Smoke);
+        let case = |name: &str| matrix.iter().find(|c| c.name == name).unwrap().clone();
+        let sample =
+            |cpu: f64| Sample { cpu_us_per_event: cpu, answered: 1, dispatched: 1, exit_ok: true, ..Sample::default() };
+        let results = [
+            CaseResult { case: case("cache-get/c16"), a: vec![sample(10.4)], b: vec![sample(10.0)] },
+            CaseResult { case: case("queue-send/c16"), a: vec![sample(11.0)], b: vec![sample(10.0)] },
+            CaseResult { case: case("http/c16/1KiB/1tag"), a: vec![sample(2.0)], b: vec![sample(1.0)] },
+        ];
+        let summaries = summarise(&results);
+        let main = throughput_table(&summaries);
+        assert!(main.contains("http/c16/1KiB/1tag") && !main.contains("cache-get"), "{main}");
+        let resources = resource_table(&summaries);
+        assert!(resources.contains("| cache-get/c16 | 10.40 | 10.00 | 1.04 | +0.40 |"), "{resources}");
+        assert!(resources.contains("| queue-send/c16 | 11.00 | 10.00 | 1.10 |") && !resources.contains("http/"));
+        let target = targets(&summaries).into_iter().find(|t| t.measure.starts_with("CPU per cache get")).unwrap();
+        assert_eq!(target.met, Some(false), "1.10 is over 1.05");
+        assert_eq!(target.measured, "1.04 (cache-get/c16), 1.10 (queue-send/c16)");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The benchmark harness at a tiny size, as CI runs it: every case of the
 //! matrix against both handlers, interleaved, checking only that every event
 //! was answered correctly, and that allocations and context switches were
-//! counted. No timing is asserted.
+//! counted. No timing is asserted. The resource cases run against the test
+//! kit's Redis, which the harness starts (installing it where it must).
 
 use std::path::PathBuf;
 
-use celerity_bench::harness::{self, Mode, Options, Shape};
+use celerity_bench::harness::{self, Mode, Options, ResourceOp, Shape};
+use celerity_bench::{CACHE_KEY, CACHE_VALUE, QUEUE_STREAM};
+use celerity_testkit::servers;
 
 #[test]
 fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
@@ -17,7 +20,13 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
     let results = harness::run(&options, |line| eprintln!("{line}")).expect("the harness runs");
 
     assert_eq!(results.len(), harness::matrix(Mode::Smoke).len());
-    for shape in [Shape::Consumer, Shape::WsSend { batch: 1 }, Shape::WsSend { batch: 100 }] {
+    for shape in [
+        Shape::Consumer,
+        Shape::WsSend { batch: 1 },
+        Shape::WsSend { batch: 100 },
+        Shape::Resource { op: ResourceOp::CacheGet },
+        Shape::Resource { op: ResourceOp::QueueSend },
+    ] {
         assert!(results.iter().any(|r| r.case.shape == shape), "{shape:?} not run");
     }
     assert!(results.iter().any(|r| r.case.memory), "the memory case was not run");
@@ -53,5 +62,19 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
                 }
             }
         }
+    }
+
+    // The Redis side, as the harness left it (the same process's Redis):
+    // the value every cache get answered with (each answer was checked
+    // against it), and the stream of the last queue run, emptied before
+    // it, with one entry per event of that run, as the SDK writes them.
+    let redis = servers::redis();
+    assert!(redis.command(&["GET", CACHE_KEY]).contains(CACHE_VALUE));
+    let queue = results.iter().find(|r| r.case.shape == Shape::Resource { op: ResourceOp::QueueSend }).unwrap();
+    let events = queue.case.warmup + queue.case.events;
+    assert_eq!(redis.command(&["XLEN", QUEUE_STREAM]).trim(), format!(":{events}"));
+    let last = redis.command(&["XREVRANGE", QUEUE_STREAM, "+", "-", "COUNT", "1"]);
+    for field in ["body", "order", "timestamp", "message_type"] {
+        assert!(last.contains(field), "{field} missing from the last entry: {last}");
     }
 }

@@ -6,7 +6,20 @@
 //! - `source::bench-queue::consume`: a per-record consumer that fails the
 //!   records whose body is `fail`;
 //! - `POST::/ws-send`: sends as many WebSocket messages as the body says in
-//!   one `WsSend`, waits for the acknowledgement, and answers.
+//!   one `WsSend`, waits for the acknowledgement, and answers;
+//! - `POST::/cache-get`: reads the key the body names from the application's
+//!   cache and answers with the value;
+//! - `POST::/queue-send`: sends the body as one message to the
+//!   application's queue and answers `sent`.
+//!
+//! The cache and the queue are on the Redis at 127.0.0.1:`BENCH_REDIS_PORT`
+//! (a local session's, `CELERITY_PLATFORM=local`; the cache recorded by host
+//! and port as a deployment records it), connected on first use.
+//! `BENCH_RESOURCE_CLIENT=direct` serves the two resource tags with the
+//! `redis` crate called directly instead, on a `ConnectionManager` made at
+//! start-up with the SDK's settings, writing the same commands: everything
+//! else, the protocol path included, is the same binary doing the same
+//! work, so the difference in cost per event is the SDK's handles.
 //!
 //! `BENCH_SDK_LAYER=1` puts one layer that only hands the event on around
 //! every handler: what a layer costs. `BENCH_SDK_IO_THREAD`,
@@ -15,14 +28,21 @@
 
 use std::process::ExitCode;
 use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use celerity::config::{Configuration, Values};
 use celerity::consumer::RawRecord;
 use celerity::http::HttpError;
 use celerity::layer::{self, Event, Next};
+use celerity::resources::Links;
+use celerity::resources::cache::Cache;
+use celerity::resources::cache::redis::{self, AsyncCommands, aio::ConnectionManager};
+use celerity::resources::queue::{Message, Queue};
 use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Bytes, HandlerKey, Registration};
 use celerity_bench::{
-    CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, WS_MESSAGE, WS_TAG, tag_cap_from_env,
+    CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, QUEUE_ANSWER, QUEUE_NAME, QUEUE_STREAM,
+    QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, WS_MESSAGE, WS_TAG, tag_cap_from_env,
     ws_batch_size, ws_connection_id,
 };
 
@@ -54,15 +74,119 @@ async fn ws_send(ws: WsSender, body: Bytes) -> Result<&'static str, HttpError> {
     Ok("sent")
 }
 
+fn key_of(body: &[u8]) -> Result<&str, HttpError> {
+    std::str::from_utf8(body).map_err(|_| HttpError::bad_request("the key is not UTF-8"))
+}
+
+/// (A) of the resource cases: one `Cache::get` on the application's cache.
+async fn cache_get(cache: Cache, body: Bytes) -> Result<String, HttpError> {
+    let value = cache.get(key_of(&body)?).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    value.ok_or_else(|| HttpError::not_found("no value"))
+}
+
+/// (A) of the resource cases: one `Queue::send` of the body.
+async fn queue_send(queue: Queue, body: Bytes) -> Result<&'static str, HttpError> {
+    queue.send(Message::from(body)).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    Ok(QUEUE_ANSWER)
+}
+
+/// The direct client's connection, made at start-up.
+static DIRECT: OnceLock<ConnectionManager> = OnceLock::new();
+
+fn direct() -> Result<ConnectionManager, HttpError> {
+    DIRECT.get().cloned().ok_or_else(|| HttpError::internal("the direct client is not connected"))
+}
+
+/// (B) of the resource cases: the same `GET` through the `redis` crate.
+async fn cache_get_direct(body: Bytes) -> Result<String, HttpError> {
+    let mut connection = direct()?;
+    let value: Option<String> =
+        connection.get(key_of(&body)?).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    value.ok_or_else(|| HttpError::not_found("no value"))
+}
+
+/// (B) of the resource cases: the entry `Queue::send` writes for a text
+/// message in a local session (`body`, `timestamp` in Unix seconds,
+/// `message_type` 0 for text), through the `redis` crate.
+async fn queue_send_direct(body: Bytes) -> Result<&'static str, HttpError> {
+    let mut connection = direct()?;
+    // The SDK writes text as it is and other bytes as base64: the same check.
+    let text = std::str::from_utf8(&body).map_err(|_| HttpError::bad_request("the bench sends text"))?;
+    let seconds = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
+    let _id: String = redis::cmd("XADD")
+        .arg(QUEUE_STREAM)
+        .arg("*")
+        .arg("body")
+        .arg(text)
+        .arg("timestamp")
+        .arg(seconds)
+        .arg("message_type")
+        .arg("0")
+        .query_async(&mut connection)
+        .await
+        .map_err(|error| HttpError::internal(error.to_string()))?;
+    Ok(QUEUE_ANSWER)
+}
+
+/// The Redis of the resource cases (the default port when the harness
+/// gives none: nothing connects unless a resource tag is dispatched).
+fn redis_port() -> String {
+    std::env::var(REDIS_PORT_ENV).unwrap_or_else(|_| "6379".to_string())
+}
+
+/// The application's configuration: its cache and queue on the bench's
+/// Redis, as a local session records them. Built in, so that the harness
+/// passes no `CELERITY_*` variable and every case's (A) reads the same.
+fn configuration() -> Configuration {
+    let links = Links::from_json(RESOURCE_LINKS.as_bytes(), "the bench's links").expect("the bench's links parse");
+    let port = redis_port();
+    let values = Values::from_pairs([
+        ("benchCache_host", "127.0.0.1"),
+        ("benchCache_port", port.as_str()),
+        ("benchCache_tls", "false"),
+        ("benchQueue", QUEUE_NAME),
+    ]);
+    Configuration::builder()
+        .links(links)
+        .values("resources", values)
+        .env("CELERITY_PLATFORM", "local")
+        .env("CELERITY_REDIS_ENDPOINT", &format!("redis://127.0.0.1:{port}/"))
+        .build()
+}
+
+/// Connects the direct client as the SDK's handles connect: the same
+/// timeouts and retries.
+async fn connect_direct() -> Result<(), redis::RedisError> {
+    let client = redis::Client::open(format!("redis://127.0.0.1:{}/", redis_port()))?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(5)))
+        .set_response_timeout(Some(Duration::from_secs(5)))
+        .set_number_of_retries(1);
+    let _ = DIRECT.set(ConnectionManager::new_with_config(client, config).await?);
+    Ok(())
+}
+
 fn main() -> ExitCode {
     celerity_bench::alloc::attach_from_env();
     let cap = tag_cap_from_env();
+    let direct = std::env::var(RESOURCE_CLIENT_ENV).is_ok_and(|client| client == "direct");
     let serve = move || async move {
         let mut app = App::new()
             .without_compiled_handlers()
+            .with_configuration(configuration())
             .http(HTTP_TAG, echo)
             .consumer(CONSUMER_TAG, consume)
             .http(WS_TAG, ws_send);
+        if direct {
+            // On the application's runtime, as a handle's first use
+            // connects: the connection's driver runs there.
+            if let Err(error) = connect_direct().await {
+                return Err(celerity::Error::msg(format!("the direct client cannot connect: {error}")));
+            }
+            app = app.http(CACHE_TAG, cache_get_direct).http(QUEUE_TAG, queue_send_direct);
+        } else {
+            app = app.http(CACHE_TAG, cache_get).http(QUEUE_TAG, queue_send);
+        }
         for tag in CAPPED_TAGS {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
         }

@@ -43,11 +43,16 @@ impl Stream {
 /// into the command, as a send is made per message.
 fn write_entry(command: &mut redis::Cmd, message: &Message, now: SystemTime) {
     let seconds = now.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
-    match message.text() {
-        Some(text) => command.arg("body").arg(text),
-        None => command.arg("body").arg(base64::engine::general_purpose::STANDARD.encode(message.body())),
+    let message_type = match message.text() {
+        Some(text) => {
+            command.arg("body").arg(text);
+            TEXT
+        }
+        None => {
+            command.arg("body").arg(base64::engine::general_purpose::STANDARD.encode(message.body()));
+            BINARY
+        }
     };
-    let message_type = if message.text().is_some() { TEXT } else { BINARY };
     command.arg("timestamp").arg(seconds).arg("message_type").arg(message_type);
     if let Some(group_id) = message.group_id() {
         command.arg("group_id").arg(group_id);
