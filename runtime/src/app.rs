@@ -568,7 +568,10 @@ impl App {
             .await;
         }
         let handle = AppHandle::new(self.commands);
-        driver::serve(registrations, Arc::new(state), settings, handle, self.command_rx).await.map_err(Error::from)
+        let served = driver::serve(registrations, Arc::new(state), settings, handle, self.command_rx).await;
+        // After the drain: the handlers in flight have finished.
+        configuration.close().await;
+        served.map_err(Error::from)
     }
 }
 

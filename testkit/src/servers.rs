@@ -1,15 +1,15 @@
 //! Real servers on loopback for integration tests: Redis, an AWS API
-//! emulator (moto), and whatever else a resource's tests reach.
+//! emulator (moto), PostgreSQL, and whatever else a resource's tests reach.
 //!
 //! Each server is started once per test process, on a free port, the first
 //! time a test asks for it, and stops when the process ends (it is the
 //! child of a thread that lives as long as the process, with the kernel
 //! told to end it with its parent). A server that is not installed is
-//! installed first (Debian's `redis-server`; PyPI's `moto[server]`), under a
-//! lock shared by every test process, so that `cargo test --workspace`
-//! sets up a fresh machine by itself. A server that cannot be installed or
-//! started fails the test that asked for it, naming the server: it never
-//! skips.
+//! installed first (Debian's `redis-server` and `postgresql`; PyPI's
+//! `moto[server]`), under a lock shared by every test process, so that
+//! `cargo test --workspace` sets up a fresh machine by itself. A server
+//! that cannot be installed or started fails the test that asked for it,
+//! naming the server: it never skips.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -19,6 +19,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+mod postgres;
+pub use postgres::{Postgres, postgres, postgres_tls, start_postgres};
 
 /// A Redis server on loopback.
 #[derive(Debug)]
@@ -255,17 +258,29 @@ pub fn free_port() -> u16 {
 /// The path of `program`, installing it with `install` when it is found
 /// nowhere, under a lock every test process shares.
 fn installed(server: &str, programs: &[&str], install: impl FnOnce() -> Result<(), String>) -> PathBuf {
-    if let Some(path) = find(programs) {
+    installed_at(server, || find(programs), install)
+}
+
+/// What `locate` finds, installing the server with `install` when it finds
+/// nothing, under a lock every test process shares: for a server whose
+/// programs are not on any `PATH` (Debian keeps PostgreSQL's in a
+/// directory of each version's own).
+fn installed_at(
+    server: &str,
+    locate: impl Fn() -> Option<PathBuf>,
+    install: impl FnOnce() -> Result<(), String>,
+) -> PathBuf {
+    if let Some(path) = locate() {
         return path;
     }
     let _lock = InstallLock::take();
-    if let Some(path) = find(programs) {
+    if let Some(path) = locate() {
         return path;
     }
     if let Err(error) = install() {
         panic!("{server} is needed by this test, is not installed, and could not be installed: {error}");
     }
-    find(programs).unwrap_or_else(|| panic!("{server} is needed by this test and was not found after installing it"))
+    locate().unwrap_or_else(|| panic!("{server} is needed by this test and was not found after installing it"))
 }
 
 fn find(programs: &[&str]) -> Option<PathBuf> {

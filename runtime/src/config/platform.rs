@@ -83,6 +83,10 @@ pub struct Endpoints {
     pub sqs: Option<String>,
     /// `CELERITY_AWS_SNS_ENDPOINT`: SNS (else `AWS_ENDPOINT_URL`).
     pub sns: Option<String>,
+    /// `CELERITY_LOCAL_SQL_DATABASE_ENDPOINT`: the local session's SQL
+    /// database, as a URL (`postgres://celerity:celerity@localhost:5432/celerity`
+    /// when unset).
+    pub sql: Option<String>,
 }
 
 impl Endpoints {
@@ -92,6 +96,7 @@ impl Endpoints {
             redis: read("CELERITY_REDIS_ENDPOINT"),
             sqs: read("CELERITY_AWS_SQS_ENDPOINT"),
             sns: read("CELERITY_AWS_SNS_ENDPOINT"),
+            sql: read("CELERITY_LOCAL_SQL_DATABASE_ENDPOINT"),
         }
     }
 }

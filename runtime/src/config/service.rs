@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+use crate::future::BoxFuture;
+
 use super::backend::{Backend, EnvBackend, MapBackend};
 use super::discover::{self, RESOURCES_NAMESPACE};
 use super::environment::Environment;
@@ -74,7 +76,15 @@ struct Inner {
     links: Loaded,
     typed: RwLock<HashMap<(TypeId, Option<&'static str>), TypedSlot>>,
     handles: Mutex<HashMap<(TypeId, String), Box<dyn Any + Send + Sync>>>,
+    /// What the handles opened that must be closed when the application
+    /// ends: a SQL database's pools.
+    closing: Mutex<Vec<BoxFuture<'static, ()>>>,
 }
+
+/// How long closing what the handles opened may take when the application
+/// ends: the handlers have finished by then, so only a server that stopped
+/// answering takes longer.
+const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 
 impl Configuration {
     /// The configuration the process's environment describes: its stores,
@@ -131,6 +141,7 @@ impl Configuration {
                 links,
                 typed: RwLock::default(),
                 handles: Mutex::default(),
+                closing: Mutex::default(),
             }),
         }
     }
@@ -237,6 +248,28 @@ impl Configuration {
 
     pub(crate) fn handles(&self) -> MutexGuard<'_, HashMap<(TypeId, String), Box<dyn Any + Send + Sync>>> {
         self.inner.handles.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Closes `close` when the application ends, after its handlers.
+    #[allow(dead_code)]
+    pub(crate) fn on_close(&self, close: BoxFuture<'static, ()>) {
+        self.inner.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(close);
+    }
+
+    /// Closes what the handles opened (a SQL database's pools), each at
+    /// once, within a few seconds in all: called once the application has
+    /// drained.
+    pub(crate) async fn close(&self) {
+        let closing = std::mem::take(&mut *self.inner.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        if closing.is_empty() {
+            return;
+        }
+        if tokio::time::timeout(CLOSE_LIMIT, futures_util::future::join_all(closing)).await.is_err() {
+            tracing::warn!(
+                "resource connections were still closing after {} s at shutdown, and were left",
+                CLOSE_LIMIT.as_secs()
+            );
+        }
     }
 
     fn typed_namespace(&self, namespace: Option<&str>) -> Result<Namespace, ConfigError> {

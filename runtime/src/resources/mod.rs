@@ -31,13 +31,17 @@
 //! # }).unwrap();
 //! ```
 
+#[cfg(any(feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+mod auth_mode;
+#[cfg(any(feature = "cache-aws", feature = "sql-aws"))]
+pub(crate) mod aws_auth;
 #[cfg(any(feature = "queue-aws", feature = "topic-aws"))]
 mod aws_messaging;
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub(crate) mod batch;
 #[cfg(feature = "cache")]
 pub mod cache;
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
 mod error;
 mod handle;
 pub(crate) mod links;
@@ -50,16 +54,34 @@ mod reference;
 pub(crate) mod sending;
 #[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
 mod session_redis;
+#[cfg(any(feature = "queue", feature = "topic", feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+pub(crate) mod shown;
+#[cfg(any(feature = "sql-postgres", feature = "sql-mysql"))]
+pub mod sql;
 #[cfg(feature = "topic")]
 pub mod topic;
 
 pub use crate::config::resource_kind::ResourceKind;
+#[cfg(any(feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+pub use auth_mode::AuthMode;
 #[cfg(any(feature = "queue", feature = "topic"))]
 pub use batch::{BatchEntry, BatchResult, MAX_BATCH_ENTRIES, Refused, Sent, Unsent};
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[cfg(any(
+    feature = "queue",
+    feature = "topic",
+    feature = "cache",
+    feature = "sql-postgres",
+    feature = "sql-mysql"
+))]
 #[allow(unused_imports)]
 pub(crate) use error::Fault;
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[cfg(any(
+    feature = "queue",
+    feature = "topic",
+    feature = "cache",
+    feature = "sql-postgres",
+    feature = "sql-mysql"
+))]
 pub use error::{ResourceError, ResourceErrorKind};
 #[allow(unused_imports)]
 pub(crate) use handle::default_handle_argument;

@@ -45,24 +45,39 @@ impl SessionRedis {
     /// tried again on the next call; once made, the connection reconnects
     /// by itself.
     pub(crate) async fn connection(&self) -> Result<ConnectionManager, Fault> {
-        let connection = self
-            .connection
-            .get_or_try_init(|| async {
-                let client = redis::Client::open(self.endpoint.as_str()).map_err(|error| {
-                    Fault::new(
-                        ResourceErrorKind::Config,
-                        None,
-                        format!("CELERITY_REDIS_ENDPOINT is not a Redis URL ({}): {error}", shown(&self.endpoint)),
-                    )
-                })?;
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(TIMEOUT))
-                    .set_response_timeout(Some(TIMEOUT))
-                    .set_number_of_retries(1);
-                ConnectionManager::new_with_config(client, config).await.map_err(|error| self.fault(&error))
-            })
-            .await?;
-        Ok(connection.clone())
+        // Every send after the first finds the connection made; the boxed
+        // first-use future keeps the connecting code out of each send's
+        // future.
+        if let Some(connection) = self.connection.get() {
+            return Ok(connection.clone());
+        }
+        self.connect().await
+    }
+
+    fn connect(&self) -> crate::future::BoxFuture<'_, Result<ConnectionManager, Fault>> {
+        Box::pin(async move {
+            let connection = self
+                .connection
+                .get_or_try_init(|| async {
+                    let client = redis::Client::open(self.endpoint.as_str()).map_err(|error| {
+                        Fault::new(
+                            ResourceErrorKind::Config,
+                            None,
+                            format!(
+                                "CELERITY_REDIS_ENDPOINT is not a Redis URL ({}): {error}",
+                                super::shown::shown(&self.endpoint)
+                            ),
+                        )
+                    })?;
+                    let config = ConnectionManagerConfig::new()
+                        .set_connection_timeout(Some(TIMEOUT))
+                        .set_response_timeout(Some(TIMEOUT))
+                        .set_number_of_retries(1);
+                    ConnectionManager::new_with_config(client, config).await.map_err(|error| self.fault(&error))
+                })
+                .await?;
+            Ok(connection.clone())
+        })
     }
 
     /// Runs `command`: its answer, or the failure.
@@ -90,34 +105,12 @@ impl SessionRedis {
     /// (`WRONGTYPE`) when Redis answered with an error.
     pub(crate) fn fault(&self, error: &redis::RedisError) -> Fault {
         if error.is_io_error() || error.is_timeout() || error.is_connection_refusal() || error.is_connection_dropped() {
-            Fault::unreachable(format!("the session's Redis at {} cannot be reached: {error}", shown(&self.endpoint)))
+            Fault::unreachable(format!(
+                "the session's Redis at {} cannot be reached: {error}",
+                super::shown::shown(&self.endpoint)
+            ))
         } else {
             Fault::new(ResourceErrorKind::Refused, error.code(), format!("the session's Redis refused it: {error}"))
         }
-    }
-}
-
-/// `endpoint` as an error may show it: a password in the URL
-/// (`redis://user:secret@host`) is left out.
-pub(crate) fn shown(endpoint: &str) -> String {
-    match endpoint.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('/').map_or(rest, |(authority, _)| authority).rsplit_once('@') {
-            Some((_, host)) => format!("{scheme}://***@{host}"),
-            None => endpoint.to_string(),
-        },
-        None => "(not a URL)".to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_password_in_the_endpoint_is_never_shown() {
-        assert_eq!(shown("redis://:hunter2@cache:6379/0"), "redis://***@cache:6379");
-        assert_eq!(shown("rediss://user:hunter2@cache"), "rediss://***@cache");
-        assert_eq!(shown("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
-        assert_eq!(shown("hunter2"), "(not a URL)");
     }
 }

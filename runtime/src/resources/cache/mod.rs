@@ -86,7 +86,9 @@ use names::Names;
 /// [`connection`](Cache::connection) and the answers of a
 /// [`transaction`](Cache::transaction).
 pub use redis;
-pub use settings::{AuthMode, CacheSettings, DEFAULT_PORT};
+pub use settings::{CacheSettings, DEFAULT_PORT};
+
+pub use super::AuthMode;
 pub use sorted_sets::{Limit, Order};
 pub use strings::SetOptions;
 pub use transaction::Transaction;
@@ -331,7 +333,7 @@ fn iam_credentials(_settings: &CacheSettings) -> Result<backend::Credentials, Fa
 
 #[cfg(feature = "cache-aws")]
 async fn secret(id: &str) -> Result<String, Fault> {
-    iam::secret(id).await
+    crate::resources::aws_auth::secret(id, "the cache").await
 }
 
 #[cfg(not(feature = "cache-aws"))]

@@ -4,23 +4,11 @@
 use std::fmt;
 
 use super::super::error::{Fault, ResourceErrorKind};
-use super::super::{ResourceRef, session_redis};
+use super::super::{AuthMode, ResourceRef, session_redis};
 use crate::config::Platform;
 
 /// The Redis protocol's own port, where the deployment recorded none.
 pub const DEFAULT_PORT: u16 = 6379;
-
-/// How a cache checks who connects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AuthMode {
-    /// A password the deployment recorded (`_authToken`) or holds in the
-    /// platform's secret store (`_authTokenSecretId`), or none at all.
-    Password,
-    /// The platform's own identity: on AWS, a connection token signed for
-    /// ElastiCache with the function's credentials (`_authMode: iam`).
-    Iam,
-}
 
 /// How a cache is reached, as the deployment recorded it under the
 /// resource's key (`<key>_host`, `_port`, `_tls`, `_clusterMode`, `_user`,
@@ -91,17 +79,7 @@ impl CacheSettings {
                 Fault::from,
             ));
         };
-        let auth_mode = match resource.setting("_authMode").await?.as_deref() {
-            None | Some("password") => AuthMode::Password,
-            Some("iam") => AuthMode::Iam,
-            Some(other) => {
-                return Err(Fault::new(
-                    ResourceErrorKind::Config,
-                    None,
-                    format!("the deployment recorded the `_authMode` {other:?}, and a cache takes `password` or `iam`"),
-                ));
-            }
-        };
+        let auth_mode = AuthMode::read(resource).await?;
         let tls = resource.flag_setting("_tls", !local).await? || auth_mode == AuthMode::Iam;
         let settings = CacheSettings {
             host,
@@ -131,7 +109,7 @@ fn session(resource: &ResourceRef) -> Result<(CacheSettings, Password), Fault> {
             None,
             format!(
                 "the deployment recorded no `_host`, and CELERITY_REDIS_ENDPOINT is not a Redis URL ({}): {detail}",
-                session_redis::shown(endpoint)
+                super::super::shown::shown(endpoint)
             ),
         )
     };

@@ -1,0 +1,414 @@
+//! SQL databases against real Postgres servers on loopback: the writer and
+//! the reader, a transaction, password auth, TLS off and required, a pool
+//! that runs out, a server that restarts, a local session's database, the
+//! pools closed when the application drains, and settings that are wrong.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use celerity::config::{Configuration, Values};
+use celerity::resources::sql::{SqlDatabase, SqlEngine, sqlx};
+use celerity::resources::{Links, ResourceError, ResourceErrorKind};
+use celerity::settings::Settings;
+use celerity::testing::{TestApp, TestRequest};
+use celerity::{App, Context};
+use celerity_testkit::proto::v1::result::Outcome;
+use celerity_testkit::{TestRuntime, event, servers};
+use tokio::sync::Notify;
+
+const LINKS: &[u8] = br#"{"ledger": {"type": "sqlDatabase", "configKey": "ledgerDb"}}"#;
+
+/// The configuration of a deployment that recorded `values` for the
+/// database `ledger` (under the key `ledgerDb`), on `platform`.
+fn configuration(platform: &str, values: &[(&str, &str)], env: &[(&str, &str)]) -> Configuration {
+    let links = Links::from_json(LINKS, "the test's links").unwrap();
+    let values: Vec<(String, String)> =
+        values.iter().map(|(name, value)| (format!("ledgerDb{name}"), value.to_string())).collect();
+    let mut builder = Configuration::builder()
+        .links(links)
+        .values("resources", Values::from_pairs(values))
+        .env("CELERITY_PLATFORM", platform);
+    for (name, value) in env {
+        builder = builder.env(name, value);
+    }
+    builder.build()
+}
+
+/// The database `database` on the test Postgres at `port`, as an AWS
+/// deployment records it, with `extra` settings over the defaults.
+fn recorded(port: u16, database: &str, extra: &[(&str, &str)]) -> SqlDatabase {
+    let port = port.to_string();
+    let mut values = vec![
+        ("_engine", "postgres"),
+        ("_host", "127.0.0.1"),
+        ("_port", port.as_str()),
+        ("_user", "celerity"),
+        ("_password", "celerity"),
+        ("_database", database),
+        ("_ssl", "false"),
+    ];
+    for (name, value) in extra {
+        values.retain(|(existing, _)| existing != name);
+        values.push((name, value));
+    }
+    configuration("aws", &values, &[]).resources().handle::<SqlDatabase>(None).unwrap()
+}
+
+/// A database of its own on the shared test Postgres, for one test.
+fn database(name: &str) -> SqlDatabase {
+    let postgres = servers::postgres();
+    postgres.psql(&format!("DROP DATABASE IF EXISTS {name}"));
+    postgres.psql(&format!("CREATE DATABASE {name}"));
+    recorded(postgres.port(), name, &[])
+}
+
+async fn refused(result: Result<sqlx::PgPool, ResourceError>) -> ResourceError {
+    match result {
+        Ok(_) => panic!("the pool connected, and was expected not to"),
+        Err(error) => error,
+    }
+}
+
+#[tokio::test]
+async fn the_writer_writes_and_the_reader_reads_it_back() {
+    let db = database("sql_writer_reader");
+    let writer: sqlx::PgPool = db.writer().await.unwrap();
+    sqlx::query("CREATE TABLE entries (id bigserial PRIMARY KEY, amount bigint NOT NULL)")
+        .execute(&writer)
+        .await
+        .unwrap();
+    let (id,): (i64,) = sqlx::query_as("INSERT INTO entries (amount) VALUES ($1) RETURNING id")
+        .bind(250_i64)
+        .fetch_one(&writer)
+        .await
+        .unwrap();
+
+    let reader: sqlx::PgPool = db.reader().await.unwrap();
+    let amount: i64 =
+        sqlx::query_scalar("SELECT amount FROM entries WHERE id = $1").bind(id).fetch_one(&reader).await.unwrap();
+    assert_eq!(amount, 250);
+    // The handle keeps its pools: a clone and a second call share them.
+    let again: sqlx::PgPool = db.clone().writer().await.unwrap();
+    assert_eq!(again.size(), writer.size());
+}
+
+#[tokio::test]
+async fn the_reader_connects_to_the_read_host_and_the_writer_to_the_host() {
+    let postgres = servers::postgres();
+    postgres.psql("DROP DATABASE IF EXISTS sql_read_host");
+    postgres.psql("CREATE DATABASE sql_read_host");
+    // Nothing listens on 127.0.0.2: a reader that went to the writer's host
+    // would connect.
+    let db =
+        recorded(postgres.port(), "sql_read_host", &[("_readHost", "127.0.0.2"), ("_poolAcquireTimeoutMs", "1000")]);
+    assert_eq!(db.settings().await.unwrap().reader_host(), "127.0.0.2");
+    let _writer: sqlx::PgPool = db.writer().await.unwrap();
+    let error = refused(db.reader().await).await;
+    assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("connecting to the reader of the SQL database `ledger`: the database at 127.0.0.2:"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_transaction_commits_or_rolls_back_as_a_whole() {
+    let db = database("sql_transactions");
+    let pool: sqlx::PgPool = db.writer().await.unwrap();
+    sqlx::query("CREATE TABLE balances (name text PRIMARY KEY, value bigint NOT NULL)").execute(&pool).await.unwrap();
+    sqlx::query("INSERT INTO balances VALUES ('a', 100), ('b', 0)").execute(&pool).await.unwrap();
+
+    let mut moved = pool.begin().await.unwrap();
+    sqlx::query("UPDATE balances SET value = value - 40 WHERE name = 'a'").execute(&mut *moved).await.unwrap();
+    sqlx::query("UPDATE balances SET value = value + 40 WHERE name = 'b'").execute(&mut *moved).await.unwrap();
+    moved.commit().await.unwrap();
+
+    let mut abandoned = pool.begin().await.unwrap();
+    sqlx::query("UPDATE balances SET value = 0 WHERE name = 'a'").execute(&mut *abandoned).await.unwrap();
+    abandoned.rollback().await.unwrap();
+
+    let balances: Vec<(String, i64)> =
+        sqlx::query_as("SELECT name, value FROM balances ORDER BY name").fetch_all(&pool).await.unwrap();
+    assert_eq!(balances, [("a".to_string(), 60), ("b".to_string(), 40)]);
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_refused_naming_the_settings_and_never_shown() {
+    let postgres = servers::postgres();
+    let db = recorded(postgres.port(), "celerity", &[("_password", "not-the-password-7731")]);
+    let error = refused(db.writer().await).await;
+    assert_eq!(error.kind(), ResourceErrorKind::Refused, "{error}");
+    assert_eq!(error.code(), Some("28P01"));
+    let message = error.to_string();
+    assert!(message.contains("check `_user` and `_password`"), "{message}");
+    assert!(!message.contains("not-the-password-7731"), "{message}");
+    assert!(!format!("{error:?} {:?}", db.settings().await.unwrap()).contains("not-the-password-7731"));
+    // The right password on a handle of its own connects: the failure was
+    // the password's.
+    let _pool: sqlx::PgPool = recorded(postgres.port(), "celerity", &[]).writer().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unknown_database_is_named() {
+    let db = recorded(servers::postgres().port(), "no_such_database", &[]);
+    let error = refused(db.writer().await).await;
+    assert_eq!((error.kind(), error.code()), (ResourceErrorKind::Config, Some("3D000")), "{error}");
+    assert!(error.to_string().contains("(database `no_such_database`)"), "{error}");
+    assert!(error.to_string().contains("check `_database`"), "{error}");
+}
+
+#[tokio::test]
+async fn a_host_that_does_not_answer_is_unreachable_within_the_acquire_timeout() {
+    let port = servers::free_port();
+    let db = recorded(port, "celerity", &[("_poolAcquireTimeoutMs", "500")]);
+    let error = tokio::time::timeout(Duration::from_secs(20), refused(db.writer().await)).await.unwrap();
+    assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
+    assert!(error.to_string().contains(&format!("127.0.0.1:{port}")), "{error}");
+    assert!(error.to_string().contains("check `_host` and `_port`"), "{error}");
+}
+
+#[tokio::test]
+async fn settings_the_deployment_left_out_or_wrote_wrong_are_named() {
+    let port = servers::postgres().port().to_string();
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("_port", "fifty")], "the `_port` recorded for the SQL database `ledger` is not a number"),
+        (&[("_engine", "")], "the deployment recorded no `_engine` for the SQL database `ledger`"),
+        (&[("_engine", "oracle")], "the `_engine` \"oracle\" for the SQL database `ledger`"),
+        (&[("_user", "")], "the deployment recorded no `_user`"),
+        (&[("_authMode", "kerberos")], "the `_authMode` \"kerberos\" for the SQL database `ledger`"),
+        (&[("_password", "")], "recorded neither `_password` nor `_credentialsSecretId`"),
+        (&[("_poolMax", "0")], "(`_poolMin`, `_poolMax`)"),
+    ];
+    for (extra, expected) in cases {
+        let db = recorded(port.parse().unwrap(), "celerity", extra);
+        let error = refused(db.writer().await).await;
+        assert_eq!(error.kind(), ResourceErrorKind::Config, "{extra:?}: {error}");
+        assert!(error.to_string().contains(expected), "{extra:?}: {error}");
+    }
+    // On AWS the host is needed.
+    let no_host =
+        configuration("aws", &[("_engine", "postgres")], &[]).resources().handle::<SqlDatabase>(None).unwrap();
+    let error = refused(no_host.writer().await).await;
+    assert!(error.to_string().contains("recorded no `_host` for the SQL database `ledger`"), "{error}");
+    // A platform no backend serves is said as such.
+    let gcp = configuration("gcp", &[], &[]).resources().handle::<SqlDatabase>(None).unwrap();
+    let error = refused(gcp.writer().await).await;
+    assert_eq!(error.kind(), ResourceErrorKind::Unsupported, "{error}");
+}
+
+#[tokio::test]
+async fn tls_is_off_or_required_as_the_deployment_says() {
+    let postgres = servers::postgres_tls();
+    let as_tls_only = |ssl: &str| {
+        recorded(postgres.port(), "celerity", &[("_user", "tls_only"), ("_password", "tls_only"), ("_ssl", ssl)])
+    };
+    // The server takes this user only over TLS.
+    let error = refused(as_tls_only("false").writer().await).await;
+    assert_eq!(error.kind(), ResourceErrorKind::Refused, "{error}");
+    let pool: sqlx::PgPool = as_tls_only("true").writer().await.unwrap();
+    let encrypted: bool =
+        sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetch_one(&pool).await.unwrap();
+    assert!(encrypted);
+    // Others may connect either way, and without TLS are not encrypted.
+    let plain: sqlx::PgPool = recorded(postgres.port(), "celerity", &[("_ssl", "false")]).writer().await.unwrap();
+    let encrypted: bool =
+        sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetch_one(&plain).await.unwrap();
+    assert!(!encrypted);
+}
+
+#[tokio::test]
+async fn a_local_session_database_is_the_sessions_endpoint() {
+    let postgres = servers::postgres();
+    postgres.psql("DROP DATABASE IF EXISTS sql_local_session");
+    postgres.psql("CREATE DATABASE sql_local_session");
+    let endpoint = format!("{}?sslmode=disable", postgres.url("celerity", "celerity", "celerity"));
+    let env = [("CELERITY_LOCAL_SQL_DATABASE_ENDPOINT", endpoint.as_str())];
+    let db = configuration("local", &[], &env).resources().handle::<SqlDatabase>(None).unwrap();
+    let settings = db.settings().await.unwrap();
+    assert_eq!((settings.engine, settings.host.as_str(), settings.ssl), (SqlEngine::Postgres, "127.0.0.1", false));
+    let pool: sqlx::PgPool = db.writer().await.unwrap();
+    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&pool).await.unwrap();
+    assert_eq!(name, "celerity");
+    // A database recorded for the resource is used over the URL's.
+    let db = configuration("local", &[("_database", "sql_local_session")], &env)
+        .resources()
+        .handle::<SqlDatabase>(None)
+        .unwrap();
+    let pool: sqlx::PgPool = db.reader().await.unwrap();
+    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&pool).await.unwrap();
+    assert_eq!(name, "sql_local_session");
+}
+
+/// The application of the pool tests: `/hold` takes the pool's one
+/// connection until told to let go, `/count` needs a connection.
+fn holding_app(config: Configuration, release: Arc<Notify>, held: Arc<Notify>) -> TestApp {
+    let hold = move |db: SqlDatabase| {
+        let (release, held) = (release.clone(), held.clone());
+        async move {
+            let pool: sqlx::PgPool = db.writer().await?;
+            let connection = pool.acquire().await?;
+            held.notify_one();
+            release.notified().await;
+            drop(connection);
+            Ok::<_, celerity::Error>("released")
+        }
+    };
+    let count = |db: SqlDatabase| async move {
+        let pool: sqlx::PgPool = db.writer().await?;
+        let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&pool).await?;
+        Ok::<_, celerity::Error>(one.to_string())
+    };
+    App::new()
+        .without_compiled_handlers()
+        .with_configuration(config)
+        .http("GET::/hold", hold)
+        .http("GET::/count", count)
+        .into_test()
+}
+
+fn one_connection(acquire_timeout_ms: &str) -> Configuration {
+    let port = servers::postgres().port().to_string();
+    configuration(
+        "aws",
+        &[
+            ("_engine", "postgres"),
+            ("_host", "127.0.0.1"),
+            ("_port", &port),
+            ("_user", "celerity"),
+            ("_password", "celerity"),
+            ("_database", "celerity"),
+            ("_ssl", "false"),
+            ("_poolMax", "1"),
+            ("_poolAcquireTimeoutMs", acquire_timeout_ms),
+        ],
+        &[],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_in_use_makes_a_query_wait_then_fail_clearly_at_its_acquire_timeout() {
+    let (release, held) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let app = holding_app(one_connection("300"), release.clone(), held.clone());
+    let holding = app.call("GET::/hold", TestRequest::get("/hold")).start();
+    held.notified().await;
+
+    let error = app.call("GET::/count", TestRequest::get("/count")).await.expect_error();
+    assert!(error.message().contains("pool timed out while waiting for an open connection"), "{error:?}");
+
+    release.notify_one();
+    assert_eq!(holding.await.expect_http().text(), "released");
+    // Given back, the connection serves the next query.
+    assert_eq!(app.call("GET::/count", TestRequest::get("/count")).await.expect_http().text(), "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_in_use_makes_a_query_wait_no_longer_than_its_events_deadline() {
+    let (release, held) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    // The pool would wait a minute; the event has a quarter of a second.
+    let app = holding_app(one_connection("60000"), release.clone(), held.clone());
+    let holding = app.call("GET::/hold", TestRequest::get("/hold")).start();
+    held.notified().await;
+
+    let waited = tokio::time::timeout(
+        Duration::from_secs(20),
+        app.call("GET::/count", TestRequest::get("/count")).deadline_in(Duration::from_millis(250)),
+    )
+    .await
+    .expect("the waiting query outlived its event's deadline");
+    let error = waited.expect_error();
+    assert_eq!(error.error_type(), "DeadlineExceeded", "{error:?}");
+
+    release.notify_one();
+    assert_eq!(holding.await.expect_http().text(), "released");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_database_fails_the_query_in_flight_and_serves_the_next() {
+    let postgres = servers::start_postgres();
+    let db = recorded(postgres.port(), "celerity", &[]);
+    let pool: sqlx::PgPool = db.writer().await.unwrap();
+    let in_flight = tokio::spawn({
+        let pool = pool.clone();
+        async move { sqlx::query("SELECT pg_sleep(60)").execute(&pool).await }
+    });
+    // Stopped once the query is running on the server.
+    while postgres.psql("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'") != "1" {
+        tokio::task::yield_now().await;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    postgres.restart();
+    let failed = tokio::time::timeout(Duration::from_secs(20), in_flight)
+        .await
+        .expect("the query in flight hung when its server stopped")
+        .unwrap();
+    assert!(failed.is_err(), "the query in flight succeeded across a restart");
+
+    let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&pool).await.unwrap();
+    assert_eq!(one, 1);
+    let again: sqlx::PgPool = db.writer().await.unwrap();
+    let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&again).await.unwrap();
+    assert_eq!(one, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pools_close_when_the_application_drains_after_its_handlers() {
+    let postgres = servers::postgres();
+    postgres.psql("DROP ROLE IF EXISTS sql_drainer; CREATE ROLE sql_drainer LOGIN PASSWORD 'sql_drainer'");
+    let connections = || postgres.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'sql_drainer'");
+    let config = configuration(
+        "aws",
+        &[
+            ("_engine", "postgres"),
+            ("_host", "127.0.0.1"),
+            ("_port", &postgres.port().to_string()),
+            ("_user", "sql_drainer"),
+            ("_password", "sql_drainer"),
+            ("_database", "celerity"),
+            ("_ssl", "false"),
+            // Idle connections are kept for the test's length.
+            ("_poolIdleTimeoutMs", "600000"),
+        ],
+        &[],
+    );
+    let runtime = TestRuntime::builder().handler("sleep", "GET::/sleep").bind().await.unwrap();
+    let socket = runtime.socket_path().unwrap().to_string_lossy().into_owned();
+    let settings = Settings::from_lookup(|name| (name == "CELERITY_RUNTIME_SOCKET").then(|| socket.clone())).unwrap();
+    let sleep = |db: SqlDatabase, _cx: Context| async move {
+        let pool: sqlx::PgPool = db.writer().await?;
+        sqlx::query("SELECT pg_sleep(0.5)").execute(&pool).await?;
+        Ok::<_, celerity::Error>("slept")
+    };
+    // Held past the application's end, as its handles are: only closing
+    // the pools lets their connections go.
+    let kept = config.clone();
+    let app =
+        App::new().without_compiled_handlers().with_configuration(config).http("GET::/sleep", sleep).settings(settings);
+    let served = tokio::spawn(app.run());
+    let conn = runtime.accept().await.unwrap().accepted().unwrap();
+
+    let result = conn.call(event::http("GET", "/sleep")).await.unwrap();
+    let Some(Outcome::Http(response)) = &result.outcome else { panic!("expected a response, got {result:?}") };
+    assert_eq!(response.body.as_ref(), b"slept");
+    assert_ne!(connections(), "0", "the pool keeps its connections between events");
+
+    conn.drain_in(Duration::from_secs(5)).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), served).await.unwrap().unwrap().unwrap();
+    // The server sees the connection go as the pool closes it.
+    let start = std::time::Instant::now();
+    while connections() != "0" {
+        assert!(start.elapsed() < Duration::from_secs(10), "the pool's connection was left open after the drain");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(kept);
+}
+
+#[cfg(feature = "sql-mysql")]
+#[tokio::test]
+async fn a_pool_of_another_engine_than_the_recorded_one_is_refused_naming_both() {
+    let db = recorded(servers::postgres().port(), "celerity", &[]);
+    let Err(error) = db.writer::<sqlx::MySql>().await else { panic!("a MySQL pool of a Postgres database") };
+    assert_eq!((error.kind(), error.code()), (ResourceErrorKind::Invalid, Some("EngineMismatch")));
+    assert!(error.to_string().contains("the engine `postgres` (`_engine`), and the handler asked for a `mysql` pool"));
+}
