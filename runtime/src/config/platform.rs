@@ -62,8 +62,10 @@ pub struct Deployment {
     pub platform: Platform,
     /// `CELERITY_DEPLOY_TARGET`, such as `aws-serverless`, when set.
     pub deploy_target: Option<String>,
-    /// Whether `CELERITY_RUNTIME` is set: a long-running runtime serves
-    /// the handlers. Unset means functions, such as AWS Lambda.
+    /// Whether a long-running runtime serves the handlers: `CELERITY_RUNTIME`
+    /// is set, or the process was started on the runtime's socket
+    /// (`CELERITY_RUNTIME_SOCKET`), which only the long-running runtime
+    /// gives. Otherwise functions, such as AWS Lambda.
     pub long_running: bool,
     /// Where a local session, or an emulator, serves what resources use.
     pub endpoints: Endpoints,
@@ -118,7 +120,7 @@ impl Deployment {
         Deployment {
             platform,
             deploy_target: env.get("CELERITY_DEPLOY_TARGET").map(str::to_string),
-            long_running: env.is_set("CELERITY_RUNTIME"),
+            long_running: env.is_set("CELERITY_RUNTIME") || env.is_set("CELERITY_RUNTIME_SOCKET"),
             endpoints: Endpoints::from_environment(env),
         }
     }
@@ -142,8 +144,11 @@ mod tests {
     }
 
     #[test]
-    fn a_runtime_set_even_empty_is_long_running() {
+    fn a_runtime_set_even_empty_or_its_socket_is_long_running() {
         assert!(Deployment::from_environment(&Environment::from_pairs([("CELERITY_RUNTIME", "")])).long_running);
+        let on_the_socket = Environment::from_pairs([("CELERITY_RUNTIME_SOCKET", "/run/celerity.sock")]);
+        assert!(Deployment::from_environment(&on_the_socket).long_running);
+        assert!(!Deployment::from_environment(&Environment::from_pairs([("AWS_LAMBDA_FUNCTION_NAME", "f")])).long_running);
         assert!(!Deployment::from_environment(&Environment::default()).long_running);
     }
 
