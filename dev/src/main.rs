@@ -30,7 +30,11 @@
 //! consumers they feed: the one `CELERITY_REDIS_ENDPOINT` names, else one
 //! answering at `redis://localhost:6379`, else a `redis-server` it starts
 //! for the session; without any, the queues are not read, which it warns
-//! of (`session_redis`).
+//! of (`session_redis`). A blueprint's SQL databases are the session's
+//! Postgres, given to the handler as `CELERITY_LOCAL_SQL_DATABASE_ENDPOINT`:
+//! the one that variable names, else one answering at `localhost:5432`,
+//! else one it starts for the session from `initdb` and `postgres`; without
+//! any, the handler's queries fail, which it warns of (`session_postgres`).
 //!
 //! Every event is logged with its id, tag, outcome and latency. When the
 //! handler exits, so does `celerity-dev`, saying why; nothing is restarted
@@ -44,6 +48,7 @@ mod config;
 mod gateway;
 mod log;
 mod queues;
+mod session_postgres;
 mod session_redis;
 mod sources;
 mod stores;
@@ -446,9 +451,12 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     log::line(&format!("runtime socket: {socket}"));
 
     // What the blueprint declares beside the handlers, said once. The
-    // queues are read from the session's Redis, found (or started) before
-    // anything is served; it lives as long as this function.
+    // queues are read from the session's Redis, and the SQL databases are
+    // the session's Postgres, each found (or started) before anything is
+    // served; they live as long as this function, and a server started for
+    // them stops when it returns.
     let session_redis = session_redis::open(&app).await?;
+    let session_postgres = session_postgres::open(&app).await?;
     let redis = session_redis.redis();
     let provisioned = stores::provision(&app.resources, redis)?;
     for line in &provisioned.lines {
@@ -462,6 +470,7 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
         .envs(env)
         .envs(provisioned.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .envs(session_redis.handler_env())
+        .envs(session_postgres.handler_env())
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .spawn()

@@ -144,7 +144,8 @@ fn find_server(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     SERVERS.iter().flat_map(|server| dirs.iter().map(move |dir| dir.join(server))).find(|path| is_executable(path))
 }
 
-fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a file someone may run.
+pub(crate) fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
@@ -223,7 +224,7 @@ async fn spawn(binary: &Path, dir: &Path, output: &Path, port: u16) -> Result<Ch
         .stdin(Stdio::null())
         .stdout(file.try_clone().map_err(Failure::Spawn)?)
         .stderr(file);
-    ends_with_this_process(&mut command);
+    ends_with_this_process(&mut command, libc::SIGKILL);
     let mut child = command.spawn().map_err(Failure::Spawn)?;
     let deadline = Instant::now() + START;
     loop {
@@ -263,23 +264,24 @@ enum Failure {
     Silent,
 }
 
-/// Has the kernel kill the child when the thread that starts it ends. The
-/// session's server is started from `run`, which `block_on` polls on the
-/// main thread (never from a spawned task, which a pool thread may run
-/// and outlive), so that is when `celerity-dev` ends, however it ends.
-fn ends_with_this_process(command: &mut Command) {
+/// Has the kernel send the child `signal` when the thread that starts it
+/// ends. The session's servers are started from `run`, which `block_on`
+/// polls on the main thread (never from a spawned task, which a pool thread
+/// may run and outlive), so that is when `celerity-dev` ends, however it
+/// ends.
+pub(crate) fn ends_with_this_process(command: &mut Command, signal: libc::c_int) {
     // SAFETY: getpid(2) has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls (prctl, getppid) between fork
     // and exec.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent may have died before the prctl took effect.
             if libc::getppid() != parent {
-                return Err(std::io::Error::other("celerity-dev ended while starting the session's Redis"));
+                return Err(std::io::Error::other("celerity-dev ended while starting a server for the session"));
             }
             Ok(())
         });
@@ -287,7 +289,7 @@ fn ends_with_this_process(command: &mut Command) {
 }
 
 /// A port on 127.0.0.1 that nothing listens on now.
-fn free_port() -> std::io::Result<u16> {
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
@@ -300,7 +302,7 @@ fn answers_ping(port: u16) -> bool {
 }
 
 /// The last lines of the server's output, for the error that quotes it.
-fn tail(output: &Path) -> String {
+pub(crate) fn tail(output: &Path) -> String {
     let text = std::fs::read_to_string(output).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     let tail = lines[lines.len().saturating_sub(20)..].join("\n");

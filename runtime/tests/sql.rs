@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use celerity::config::{Configuration, Values};
+use celerity::config::Configuration;
 use celerity::resources::sql::{SqlDatabase, SqlEngine, sqlx};
-use celerity::resources::{Links, ResourceError, ResourceErrorKind};
+use celerity::resources::{ResourceError, ResourceErrorKind};
 use celerity::settings::Settings;
 use celerity::testing::{TestApp, TestRequest};
 use celerity::{App, Context};
@@ -16,42 +16,19 @@ use celerity_testkit::proto::v1::result::Outcome;
 use celerity_testkit::{TestRuntime, event, servers};
 use tokio::sync::Notify;
 
-const LINKS: &[u8] = br#"{"ledger": {"type": "sqlDatabase", "configKey": "ledgerDb"}}"#;
+mod sql_support;
 
-/// The configuration of a deployment that recorded `values` for the
-/// database `ledger` (under the key `ledgerDb`), on `platform`.
-fn configuration(platform: &str, values: &[(&str, &str)], env: &[(&str, &str)]) -> Configuration {
-    let links = Links::from_json(LINKS, "the test's links").unwrap();
-    let values: Vec<(String, String)> =
-        values.iter().map(|(name, value)| (format!("ledgerDb{name}"), value.to_string())).collect();
-    let mut builder = Configuration::builder()
-        .links(links)
-        .values("resources", Values::from_pairs(values))
-        .env("CELERITY_PLATFORM", platform);
-    for (name, value) in env {
-        builder = builder.env(name, value);
-    }
-    builder.build()
+use sql_support::configuration;
+
+/// The error of a Postgres pool expected not to connect.
+fn refused(result: Result<sqlx::PgPool, ResourceError>) -> ResourceError {
+    sql_support::refused(result)
 }
 
 /// The database `database` on the test Postgres at `port`, as an AWS
 /// deployment records it, with `extra` settings over the defaults.
 fn recorded(port: u16, database: &str, extra: &[(&str, &str)]) -> SqlDatabase {
-    let port = port.to_string();
-    let mut values = vec![
-        ("_engine", "postgres"),
-        ("_host", "127.0.0.1"),
-        ("_port", port.as_str()),
-        ("_user", "celerity"),
-        ("_password", "celerity"),
-        ("_database", database),
-        ("_ssl", "false"),
-    ];
-    for (name, value) in extra {
-        values.retain(|(existing, _)| existing != name);
-        values.push((name, value));
-    }
-    configuration("aws", &values, &[]).resources().handle::<SqlDatabase>(None).unwrap()
+    sql_support::recorded("postgres", port, database, extra)
 }
 
 /// A database of its own on the shared test Postgres, for one test.
@@ -60,13 +37,6 @@ fn database(name: &str) -> SqlDatabase {
     postgres.psql(&format!("DROP DATABASE IF EXISTS {name}"));
     postgres.psql(&format!("CREATE DATABASE {name}"));
     recorded(postgres.port(), name, &[])
-}
-
-async fn refused(result: Result<sqlx::PgPool, ResourceError>) -> ResourceError {
-    match result {
-        Ok(_) => panic!("the pool connected, and was expected not to"),
-        Err(error) => error,
-    }
 }
 
 #[tokio::test]
@@ -103,7 +73,7 @@ async fn the_reader_connects_to_the_read_host_and_the_writer_to_the_host() {
         recorded(postgres.port(), "sql_read_host", &[("_readHost", "127.0.0.2"), ("_poolAcquireTimeoutMs", "1000")]);
     assert_eq!(db.settings().await.unwrap().reader_host(), "127.0.0.2");
     let _writer: sqlx::PgPool = db.writer().await.unwrap();
-    let error = refused(db.reader().await).await;
+    let error = refused(db.reader().await);
     assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
     assert!(
         error
@@ -138,7 +108,7 @@ async fn a_transaction_commits_or_rolls_back_as_a_whole() {
 async fn a_wrong_password_is_refused_naming_the_settings_and_never_shown() {
     let postgres = servers::postgres();
     let db = recorded(postgres.port(), "celerity", &[("_password", "not-the-password-7731")]);
-    let error = refused(db.writer().await).await;
+    let error = refused(db.writer().await);
     assert_eq!(error.kind(), ResourceErrorKind::Refused, "{error}");
     assert_eq!(error.code(), Some("28P01"));
     let message = error.to_string();
@@ -153,7 +123,7 @@ async fn a_wrong_password_is_refused_naming_the_settings_and_never_shown() {
 #[tokio::test]
 async fn an_unknown_database_is_named() {
     let db = recorded(servers::postgres().port(), "no_such_database", &[]);
-    let error = refused(db.writer().await).await;
+    let error = refused(db.writer().await);
     assert_eq!((error.kind(), error.code()), (ResourceErrorKind::Config, Some("3D000")), "{error}");
     assert!(error.to_string().contains("(database `no_such_database`)"), "{error}");
     assert!(error.to_string().contains("check `_database`"), "{error}");
@@ -163,7 +133,7 @@ async fn an_unknown_database_is_named() {
 async fn a_host_that_does_not_answer_is_unreachable_within_the_acquire_timeout() {
     let port = servers::free_port();
     let db = recorded(port, "celerity", &[("_poolAcquireTimeoutMs", "500")]);
-    let error = tokio::time::timeout(Duration::from_secs(20), refused(db.writer().await)).await.unwrap();
+    let error = refused(tokio::time::timeout(Duration::from_secs(20), db.writer()).await.unwrap());
     assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
     assert!(error.to_string().contains(&format!("127.0.0.1:{port}")), "{error}");
     assert!(error.to_string().contains("check `_host` and `_port`"), "{error}");
@@ -183,18 +153,18 @@ async fn settings_the_deployment_left_out_or_wrote_wrong_are_named() {
     ];
     for (extra, expected) in cases {
         let db = recorded(port.parse().unwrap(), "celerity", extra);
-        let error = refused(db.writer().await).await;
+        let error = refused(db.writer().await);
         assert_eq!(error.kind(), ResourceErrorKind::Config, "{extra:?}: {error}");
         assert!(error.to_string().contains(expected), "{extra:?}: {error}");
     }
     // On AWS the host is needed.
     let no_host =
         configuration("aws", &[("_engine", "postgres")], &[]).resources().handle::<SqlDatabase>(None).unwrap();
-    let error = refused(no_host.writer().await).await;
+    let error = refused(no_host.writer().await);
     assert!(error.to_string().contains("recorded no `_host` for the SQL database `ledger`"), "{error}");
     // A platform no backend serves is said as such.
     let gcp = configuration("gcp", &[], &[]).resources().handle::<SqlDatabase>(None).unwrap();
-    let error = refused(gcp.writer().await).await;
+    let error = refused(gcp.writer().await);
     assert_eq!(error.kind(), ResourceErrorKind::Unsupported, "{error}");
 }
 
@@ -205,7 +175,7 @@ async fn tls_is_off_or_required_as_the_deployment_says() {
         recorded(postgres.port(), "celerity", &[("_user", "tls_only"), ("_password", "tls_only"), ("_ssl", ssl)])
     };
     // The server takes this user only over TLS.
-    let error = refused(as_tls_only("false").writer().await).await;
+    let error = refused(as_tls_only("false").writer().await);
     assert_eq!(error.kind(), ResourceErrorKind::Refused, "{error}");
     let pool: sqlx::PgPool = as_tls_only("true").writer().await.unwrap();
     let encrypted: bool =

@@ -4,37 +4,30 @@
 //! (against a real Postgres, which refuses the token as a password: the
 //! signing and the TLS are what is checked).
 
-use celerity::config::{Configuration, Values};
 use celerity::resources::sql::{SqlDatabase, sqlx};
-use celerity::resources::{AuthMode, Links, ResourceError, ResourceErrorKind};
+use celerity::resources::{AuthMode, ResourceError, ResourceErrorKind};
 use celerity_testkit::servers;
 
+mod sql_support;
+
+/// The database on the test Postgres at `port`, as an AWS deployment
+/// records it with `values` and no password of its own.
 fn handle(port: u16, values: &[(&str, &str)]) -> SqlDatabase {
     servers::moto().use_in_this_process();
-    let links = Links::from_json(br#"{"ledger": {"type": "sqlDatabase", "configKey": "ledgerDb"}}"#, "the test's links")
-        .unwrap();
     let port = port.to_string();
     let mut recorded = vec![
-        ("ledgerDb_engine".to_string(), "postgres".to_string()),
-        ("ledgerDb_host".to_string(), "127.0.0.1".to_string()),
-        ("ledgerDb_port".to_string(), port),
-        ("ledgerDb_user".to_string(), "celerity".to_string()),
-        ("ledgerDb_database".to_string(), "celerity".to_string()),
+        ("_engine", "postgres"),
+        ("_host", "127.0.0.1"),
+        ("_port", &port),
+        ("_user", "celerity"),
+        ("_database", "celerity"),
     ];
-    recorded.extend(values.iter().map(|(name, value)| (format!("ledgerDb{name}"), value.to_string())));
-    let config = Configuration::builder()
-        .links(links)
-        .values("resources", Values::from_pairs(recorded))
-        .env("CELERITY_PLATFORM", "aws")
-        .build();
-    config.resources().handle::<SqlDatabase>(None).unwrap()
+    recorded.extend_from_slice(values);
+    sql_support::configuration("aws", &recorded, &[]).resources().handle::<SqlDatabase>(None).unwrap()
 }
 
 fn refused(result: Result<sqlx::PgPool, ResourceError>) -> ResourceError {
-    match result {
-        Ok(_) => panic!("the pool connected, and was expected not to"),
-        Err(error) => error,
-    }
+    sql_support::refused(result)
 }
 
 #[tokio::test]
@@ -47,10 +40,8 @@ async fn a_password_held_in_secrets_manager_is_read_from_the_secret() {
         r#"{"Name": "ledger-db-credentials", "SecretString": "{\"username\": \"celerity\", \"password\": \"celerity\"}"}"#,
     );
     assert!(status == 200 || body.contains("ResourceExistsException"), "{status} {body}");
-    let db = handle(
-        servers::postgres().port(),
-        &[("_ssl", "false"), ("_credentialsSecretId", "ledger-db-credentials")],
-    );
+    let db =
+        handle(servers::postgres().port(), &[("_ssl", "false"), ("_credentialsSecretId", "ledger-db-credentials")]);
     let pool: sqlx::PgPool = db.writer().await.unwrap();
     let one: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&pool).await.unwrap();
     assert_eq!(one, 1);

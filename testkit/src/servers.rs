@@ -20,6 +20,8 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+mod mariadb;
+pub use mariadb::{MariaDb, mariadb};
 mod postgres;
 pub use postgres::{Postgres, postgres, postgres_tls, start_postgres};
 

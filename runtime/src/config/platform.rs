@@ -148,7 +148,9 @@ mod tests {
         assert!(Deployment::from_environment(&Environment::from_pairs([("CELERITY_RUNTIME", "")])).long_running);
         let on_the_socket = Environment::from_pairs([("CELERITY_RUNTIME_SOCKET", "/run/celerity.sock")]);
         assert!(Deployment::from_environment(&on_the_socket).long_running);
-        assert!(!Deployment::from_environment(&Environment::from_pairs([("AWS_LAMBDA_FUNCTION_NAME", "f")])).long_running);
+        assert!(
+            !Deployment::from_environment(&Environment::from_pairs([("AWS_LAMBDA_FUNCTION_NAME", "f")])).long_running
+        );
         assert!(!Deployment::from_environment(&Environment::default()).long_running);
     }
 

@@ -127,7 +127,7 @@ impl Fault {
     }
 
     /// A request the SDK will not send, with its own code for why.
-    #[cfg_attr(not(any(feature = "queue", feature = "topic", feature = "cache")), allow(dead_code))]
+    #[cfg_attr(not(session_redis), allow(dead_code))]
     pub(crate) fn invalid(code: &str, message: impl Into<String>) -> Self {
         Fault::new(ResourceErrorKind::Invalid, Some(code), message)
     }

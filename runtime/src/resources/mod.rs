@@ -31,64 +31,52 @@
 //! # }).unwrap();
 //! ```
 
-#[cfg(any(feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+#[cfg(any(feature = "cache", sql))]
 mod auth_mode;
 #[cfg(any(feature = "cache-aws", feature = "sql-aws"))]
 pub(crate) mod aws_auth;
 #[cfg(any(feature = "queue-aws", feature = "topic-aws"))]
 mod aws_messaging;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub(crate) mod batch;
 #[cfg(feature = "cache")]
 pub mod cache;
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+#[cfg(resource_operations)]
 mod error;
 mod handle;
 pub(crate) mod links;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub(crate) mod message_rules;
 #[cfg(feature = "queue")]
 pub mod queue;
 mod reference;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub(crate) mod sending;
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[cfg(session_redis)]
 mod session_redis;
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+#[cfg(resource_operations)]
 pub(crate) mod shown;
-#[cfg(any(feature = "sql-postgres", feature = "sql-mysql"))]
+#[cfg(sql)]
 pub mod sql;
 #[cfg(feature = "topic")]
 pub mod topic;
 
 pub use crate::config::resource_kind::ResourceKind;
-#[cfg(any(feature = "cache", feature = "sql-postgres", feature = "sql-mysql"))]
+#[cfg(any(feature = "cache", sql))]
 pub use auth_mode::AuthMode;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub use batch::{BatchEntry, BatchResult, MAX_BATCH_ENTRIES, Refused, Sent, Unsent};
-#[cfg(any(
-    feature = "queue",
-    feature = "topic",
-    feature = "cache",
-    feature = "sql-postgres",
-    feature = "sql-mysql"
-))]
+#[cfg(resource_operations)]
 #[allow(unused_imports)]
 pub(crate) use error::Fault;
-#[cfg(any(
-    feature = "queue",
-    feature = "topic",
-    feature = "cache",
-    feature = "sql-postgres",
-    feature = "sql-mysql"
-))]
+#[cfg(resource_operations)]
 pub use error::{ResourceError, ResourceErrorKind};
 #[allow(unused_imports)]
 pub(crate) use handle::default_handle_argument;
 pub use handle::{Named, ResourceHandle, from_context};
 pub use links::{LINKS_FILE, Link, Links, SCOPE_FILE};
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub use message_rules::{MAX_ATTRIBUTES, MAX_MESSAGE_BYTES};
 pub use reference::{ResourceRef, Resources};
-#[cfg(any(feature = "queue", feature = "topic", feature = "cache"))]
+#[cfg(session_redis)]
 pub use session_redis::DEFAULT_ENDPOINT as DEFAULT_REDIS_ENDPOINT;

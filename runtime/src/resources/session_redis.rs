@@ -2,34 +2,34 @@
 //! holds its queues and topics: a connection made on first use, which
 //! reconnects after it fails.
 
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 use std::sync::Arc;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 use std::time::Duration;
 
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 use tokio::sync::OnceCell;
 
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 use super::error::{Fault, ResourceErrorKind};
 
 /// Where a session runs Redis when `CELERITY_REDIS_ENDPOINT` does not say.
 pub const DEFAULT_ENDPOINT: &str = "redis://localhost:6379";
 
 /// How long connecting, and then each answer, may take.
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The connection to a session's Redis.
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 pub(crate) struct SessionRedis {
     endpoint: String,
     connection: OnceCell<ConnectionManager>,
 }
 
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 impl SessionRedis {
     /// The connection to the Redis at `endpoint` (the default one for
     /// `None`), made on first use. One per handle, shared by its clones: a

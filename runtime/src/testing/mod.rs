@@ -253,7 +253,7 @@ mod envelope;
 mod event;
 mod functions;
 mod http;
-#[cfg(any(feature = "queue", feature = "topic"))]
+#[cfg(messaging)]
 mod messaging;
 mod outcome;
 mod schedule;

@@ -321,7 +321,7 @@ fn connect_fault(error: &sqlx::Error, settings: &SqlSettings, host: &str) -> Fau
                 }
                 // invalid_catalog_name; MySQL's unknown database.
                 Some("3D000") => (ResourceErrorKind::Config, "check `_database`"),
-                Some("42000") if database.message().contains("Unknown database") => {
+                Some("42000") if unknown_mysql_database(database.as_ref()) => {
                     (ResourceErrorKind::Config, "check `_database`")
                 }
                 _ => (ResourceErrorKind::Refused, "the server refused the connection"),
@@ -349,6 +349,18 @@ fn connect_fault(error: &sqlx::Error, settings: &SqlSettings, host: &str) -> Fau
         }
         other => Fault::unreachable(format!("the database at {at} cannot be reached: {other}")),
     }
+}
+
+/// Whether MySQL's refusal is its unknown database (error 1049), which
+/// shares its SQLSTATE with every syntax error.
+#[cfg(feature = "sql-mysql")]
+fn unknown_mysql_database(error: &dyn sqlx::error::DatabaseError) -> bool {
+    error.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().is_some_and(|error| error.number() == 1049)
+}
+
+#[cfg(not(feature = "sql-mysql"))]
+fn unknown_mysql_database(_error: &dyn sqlx::error::DatabaseError) -> bool {
+    false
 }
 
 fn seconds(duration: Duration) -> String {

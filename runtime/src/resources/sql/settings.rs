@@ -100,10 +100,9 @@ impl PoolSettings {
     /// The pool a function keeps.
     pub const FUNCTION: PoolSettings = PoolSettings {
         max_connections: 2,
-        min_connections: 0,
         idle_timeout: Duration::from_secs(1),
         max_lifetime: Duration::from_secs(5 * 60),
-        acquire_timeout: Duration::from_secs(10),
+        ..PoolSettings::RUNTIME
     };
 }
 
