@@ -50,6 +50,7 @@ mod log;
 mod queues;
 mod session_postgres;
 mod session_redis;
+mod session_server;
 mod sources;
 mod stores;
 mod websocket;

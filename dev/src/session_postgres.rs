@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::App;
 use crate::log;
-use crate::session_redis::{ends_with_this_process, free_port, is_executable, tail};
+use crate::session_server::{Failure, Launch, Poll, ends_with_this_process, is_executable, linked, tail};
 
 /// The variable naming the session's Postgres, read by the dev runtime and
 /// given to the handler, whose SDK connects to it.
@@ -73,9 +73,6 @@ const PROBE: Duration = Duration::from_secs(2);
 const START: Duration = Duration::from_secs(60);
 /// How long a started server has to stop before it is killed.
 const STOP: Duration = Duration::from_secs(5);
-/// How many free ports a started server is tried on: the port is free when
-/// chosen, and something else may take it before the server binds it.
-const PORT_ATTEMPTS: usize = 3;
 
 /// The session's Postgres, as found, and the server started for it, if any,
 /// which ends when this is dropped.
@@ -99,13 +96,7 @@ impl SessionPostgres {
 /// which it is. Fails when a Postgres the environment names does not
 /// answer, or a server started for the session never does.
 pub async fn open(app: &App) -> Result<SessionPostgres, String> {
-    let databases: Vec<String> = app
-        .resources
-        .links
-        .iter()
-        .filter(|link| link.kind == "sqlDatabase")
-        .map(|link| format!("`{}`", link.name))
-        .collect();
+    let databases = linked(app, "sqlDatabase");
     if databases.is_empty() {
         return Ok(SessionPostgres { url: None, _server: None });
     }
@@ -633,57 +624,33 @@ impl Server {
         let output = dir.path().join("output.log");
         initdb(bin, dir.path(), &data, &output, account).await?;
 
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let port = free_port().map_err(|e| format!("no free port on 127.0.0.1 for {}: {e}", postgres.display()))?;
-            let socket = dir.path().join(format!(".s.PGSQL.{port}"));
-            let url = format!("postgres://{CELERITY}:{CELERITY}@127.0.0.1:{port}/{CELERITY}?sslmode=disable");
-            let started = spawn(&postgres, dir.path(), &data, &output, port, account).await;
-            let failure = match started {
-                Ok(child) => {
-                    let server = Server { child, url, data, _dir: dir };
-                    // As the superuser, over the socket initdb trusts.
-                    let create = move || {
-                        let mut wire = Wire::connect(&Place::Socket(socket), START)?;
-                        match wire.startup(CELERITY, "postgres")? {
-                            Answer::Refuses(why) => Err(why),
-                            Answer::Takes => wire.query(&format!("CREATE DATABASE {CELERITY}")),
-                        }
-                        .map(|()| server)
-                    };
-                    return tokio::task::spawn_blocking(create)
-                        .await
-                        .map_err(|e| e.to_string())
-                        .and_then(|created| created)
-                        .map_err(|why| {
-                            format!("could not create the database {CELERITY} in the session's Postgres: {why}")
-                        });
-                }
-                Err(failure) => failure,
-            };
-            match failure {
-                Failure::Exited { port_taken: true, .. } if attempt < PORT_ATTEMPTS => continue,
-                Failure::Spawn(error) => return Err(format!("could not start {}: {error}", postgres.display())),
-                Failure::Exited { status, .. } => {
-                    return Err(format!(
-                        "{}, started for the session's SQL databases on 127.0.0.1:{port}, exited ({status}) before \
-                         taking connections; its output:\n{}",
-                        postgres.display(),
-                        tail(&output)
-                    ));
-                }
-                Failure::Silent(why) => {
-                    return Err(format!(
-                        "{}, started for the session's SQL databases on 127.0.0.1:{port}, did not take connections \
-                         within {} s ({why}); its output:\n{}",
-                        postgres.display(),
-                        START.as_secs(),
-                        tail(&output)
-                    ));
-                }
+        let launch = Launch {
+            program: &postgres,
+            serves: "SQL databases",
+            answering: "taking connections",
+            answer: "take connections",
+            within: START,
+            output: &output,
+        };
+        let (port, child) =
+            launch.on_a_free_port(async |port| spawn(&launch, dir.path(), &data, port, account).await).await?;
+        let socket = dir.path().join(format!(".s.PGSQL.{port}"));
+        let url = format!("postgres://{CELERITY}:{CELERITY}@127.0.0.1:{port}/{CELERITY}?sslmode=disable");
+        let server = Server { child, url, data, _dir: dir };
+        // As the superuser, over the socket initdb trusts.
+        let create = move || {
+            let mut wire = Wire::connect(&Place::Socket(socket), START)?;
+            match wire.startup(CELERITY, "postgres")? {
+                Answer::Refuses(why) => Err(why),
+                Answer::Takes => wire.query(&format!("CREATE DATABASE {CELERITY}")),
             }
-        }
+            .map(|()| server)
+        };
+        tokio::task::spawn_blocking(create)
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|created| created)
+            .map_err(|why| format!("could not create the database {CELERITY} in the session's Postgres: {why}"))
     }
 
     fn pid(&self) -> u32 {
@@ -802,30 +769,19 @@ fn as_account(command: &mut Command, account: Option<Account>) {
     }
 }
 
-/// Why a started server is not used.
-enum Failure {
-    /// It could not be started.
-    Spawn(std::io::Error),
-    /// It exited; `port_taken` when because something took its port.
-    Exited { status: std::process::ExitStatus, port_taken: bool },
-    /// It did not let its superuser in within [`START`], saying this.
-    Silent(String),
-}
-
-/// Starts `postgres` on the cluster in `data`, listening on 127.0.0.1:`port`
-/// and a socket in `dir`, its output appended to `output`, and polls the
-/// socket until the server lets its superuser in; one that exits or never
-/// does is ended and not returned.
+/// Starts the launch's `postgres` on the cluster in `data`, listening on
+/// 127.0.0.1:`port` and a socket in `dir`, its output appended to the
+/// launch's (after initdb's), and polls the socket until the server lets
+/// its superuser in.
 async fn spawn(
-    postgres: &Path,
+    launch: &Launch<'_>,
     dir: &Path,
     data: &Path,
-    output: &Path,
     port: u16,
     account: Option<Account>,
 ) -> Result<Child, Failure> {
-    let file = std::fs::OpenOptions::new().append(true).create(true).open(output).map_err(Failure::Spawn)?;
-    let mut command = Command::new(postgres);
+    let output = std::fs::OpenOptions::new().append(true).create(true).open(launch.output).map_err(Failure::Spawn)?;
+    let mut command = Command::new(launch.program);
     command
         .arg("-D")
         .arg(data)
@@ -833,48 +789,21 @@ async fn spawn(
         .arg(dir)
         // Nothing is kept: durability is not worth the disk writes.
         .args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().map_err(Failure::Spawn)?)
-        .stderr(file);
+        .current_dir(dir);
     as_account(&mut command, account);
-    // SIGQUIT, as on drop: the postmaster then ends its own processes.
-    ends_with_this_process(&mut command, libc::SIGQUIT);
-    let mut child = command.spawn().map_err(Failure::Spawn)?;
     let socket = Place::Socket(dir.join(format!(".s.PGSQL.{port}")));
-    let deadline = Instant::now() + START;
-    loop {
-        let attempt = Wire::connect(&socket, PROBE).and_then(|mut wire| wire.startup(CELERITY, "postgres"));
-        // Not yet: no socket, or a server still starting up.
-        let last = match attempt {
-            Ok(Answer::Takes) => return Ok(child),
-            Ok(Answer::Refuses(why)) if why.ends_with(STARTING_UP) => why,
-            Ok(Answer::Refuses(why)) => {
-                stop(&mut child);
-                return Err(Failure::Silent(why));
+    // SIGQUIT, as on drop: the postmaster then ends its own processes.
+    launch
+        .spawn(command, output, libc::SIGQUIT, || {
+            match Wire::connect(&socket, PROBE).and_then(|mut wire| wire.startup(CELERITY, "postgres")) {
+                Ok(Answer::Takes) => Poll::Ready,
+                // Not yet: a server still starting up, or no socket.
+                Ok(Answer::Refuses(why)) if why.ends_with(STARTING_UP) => Poll::NotYet(why),
+                Ok(Answer::Refuses(why)) => Poll::Failed(why),
+                Err(why) => Poll::NotYet(why),
             }
-            Err(why) => why,
-        };
-        if let Ok(Some(status)) = child.try_wait() {
-            let port_taken = std::fs::read_to_string(output).unwrap_or_default().contains("Address already in use");
-            return Err(Failure::Exited { status, port_taken });
-        }
-        if Instant::now() > deadline {
-            stop(&mut child);
-            return Err(Failure::Silent(last));
-        }
-        // A server takes connections within a second of starting: this is
-        // how often it is asked, not a wait for it.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Kills `child` unless it has exited, and reaps it.
-fn stop(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
+        })
+        .await
 }
 
 #[cfg(test)]
@@ -882,6 +811,9 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
+    use crate::session_server::PORT_ATTEMPTS;
+    use crate::session_server::free_port;
+    use crate::session_server::testing::{script, started};
 
     #[test]
     fn the_default_place_is_localhost_unless_another_is_named() {
@@ -1091,25 +1023,14 @@ mod tests {
     fn programs(dir: &Path, initdb: &str, postgres: &str) -> PathBuf {
         let bin = dir.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
-        for (name, script) in [("initdb", initdb), ("postgres", postgres)] {
-            let path = bin.join(name);
-            std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for (name, body) in [("initdb", initdb), ("postgres", postgres)] {
+            script(&bin.join(name), body);
         }
         bin
     }
 
     fn start(bin: &Path) -> Result<Server, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        loop {
-            match runtime.block_on(Server::start(bin, None)) {
-                // A process another test forks while the script is being
-                // written holds it open for writing until it execs, and a
-                // file open for writing cannot be run (ETXTBSY): run again.
-                Err(error) if error.contains("Text file busy") => std::thread::yield_now(),
-                other => return other,
-            }
-        }
+        started(async || Server::start(bin, None).await)
     }
 
     #[test]

@@ -19,15 +19,15 @@
 //! any, and nothing is probed or started for it.
 
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::PermissionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command};
+use std::time::Duration;
 
 use crate::config::App;
 use crate::log;
 use crate::queues::{ENV_REDIS_ENDPOINT, Redis};
+
+use crate::session_server::{Failure, Launch, Poll, is_executable, linked, stop};
 
 /// Names the endpoint tried when the environment names no Redis, instead of
 /// the SDK's default: for a machine whose usual Redis is elsewhere, and for
@@ -44,9 +44,6 @@ const SERVERS: [&str; 2] = ["redis-server", "valkey-server"];
 const PROBE: Duration = Duration::from_secs(2);
 /// How long a started server has to answer `PING`.
 const START: Duration = Duration::from_secs(15);
-/// How many free ports a started server is tried on: the port is free when
-/// chosen, and something else may take it before the server binds it.
-const PORT_ATTEMPTS: usize = 3;
 
 /// The session's Redis, as found, and the server started for it, if any,
 /// which ends when this is dropped.
@@ -76,8 +73,7 @@ impl SessionRedis {
 /// it is. Fails when a Redis the environment names does not answer, or a
 /// server started for the session never does.
 pub async fn open(app: &App) -> Result<SessionRedis, String> {
-    let queues: Vec<String> =
-        app.resources.links.iter().filter(|link| link.kind == "queue").map(|link| format!("`{}`", link.name)).collect();
+    let queues = linked(app, "queue");
     let found = |redis| SessionRedis { redis: Some(redis), unanswered: None, _server: None };
 
     if let Some((redis, variable)) = Redis::named() {
@@ -144,11 +140,6 @@ fn find_server(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     SERVERS.iter().flat_map(|server| dirs.iter().map(move |dir| dir.join(server))).find(|path| is_executable(path))
 }
 
-/// Whether `path` is a file someone may run.
-pub(crate) fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-}
-
 /// A Redis server started for the session: killed when dropped, and by the
 /// kernel should `celerity-dev` die first.
 struct Server {
@@ -167,35 +158,17 @@ impl Server {
             .tempdir()
             .map_err(|e| format!("could not make a folder for {}: {e}", binary.display()))?;
         let output = dir.path().join("output.log");
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let port = free_port().map_err(|e| format!("no free port on 127.0.0.1 for {}: {e}", binary.display()))?;
-            let redis = Redis::at(&format!("redis://127.0.0.1:{port}"));
-            match spawn(binary, dir.path(), &output, port).await {
-                Ok(child) => return Ok(Server { child, redis, _dir: dir }),
-                Err(Failure::Exited { port_taken: true, .. }) if attempt < PORT_ATTEMPTS => continue,
-                Err(Failure::Spawn(error)) => return Err(format!("could not start {}: {error}", binary.display())),
-                Err(Failure::Exited { status, .. }) => {
-                    return Err(format!(
-                        "{}, started for the session's queues on {}, exited ({status}) before answering PING; its \
-                         output:\n{}",
-                        binary.display(),
-                        redis.shown(),
-                        tail(&output)
-                    ));
-                }
-                Err(Failure::Silent) => {
-                    return Err(format!(
-                        "{}, started for the session's queues on {}, did not answer PING within {} s; its output:\n{}",
-                        binary.display(),
-                        redis.shown(),
-                        START.as_secs(),
-                        tail(&output)
-                    ));
-                }
-            }
-        }
+        let launch = Launch {
+            program: binary,
+            serves: "queues",
+            answering: "answering PING",
+            answer: "answer PING",
+            within: START,
+            output: &output,
+        };
+        let (port, child) = launch.on_a_free_port(async |port| spawn(&launch, dir.path(), port).await).await?;
+        let redis = Redis::at(&format!("redis://127.0.0.1:{port}"));
+        Ok(Server { child, redis, _dir: dir })
     }
 
     fn pid(&self) -> u32 {
@@ -210,108 +183,41 @@ impl Drop for Server {
     }
 }
 
-/// Starts the server in `dir` on `port`, its output to `output`, and polls
-/// it with `PING` until it answers; one that exits or never answers is
-/// ended and not returned.
-async fn spawn(binary: &Path, dir: &Path, output: &Path, port: u16) -> Result<Child, Failure> {
-    let file = std::fs::File::create(output).map_err(Failure::Spawn)?;
-    let mut command = Command::new(binary);
+/// Starts the server in `dir` on `port`, its output to the launch's (a
+/// fresh file for each port tried), and polls it with `PING` until it
+/// answers.
+async fn spawn(launch: &Launch<'_>, dir: &Path, port: u16) -> Result<Child, Failure> {
+    let output = std::fs::File::create(launch.output).map_err(Failure::Spawn)?;
+    let mut command = Command::new(launch.program);
     command
         .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
         .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
         .arg("--dir")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().map_err(Failure::Spawn)?)
-        .stderr(file);
-    ends_with_this_process(&mut command, libc::SIGKILL);
-    let mut child = command.spawn().map_err(Failure::Spawn)?;
-    let deadline = Instant::now() + START;
-    loop {
-        if answers_ping(port) {
-            return Ok(child);
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            // Redis says "Address already in use" when it cannot bind.
-            let port_taken = std::fs::read_to_string(output).unwrap_or_default().contains("in use");
-            return Err(Failure::Exited { status, port_taken });
-        }
-        if Instant::now() > deadline {
-            stop(&mut child);
-            return Err(Failure::Silent);
-        }
-        // A server answers within milliseconds of starting: this is how
-        // often it is asked, not a wait for it.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        .arg(dir);
+    launch
+        .spawn(command, output, libc::SIGKILL, || answers_ping(port).map_or_else(Poll::NotYet, |()| Poll::Ready))
+        .await
 }
 
-/// Kills `child` unless it has exited, and reaps it.
-fn stop(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        let _ = child.kill();
-    }
-    let _ = child.wait();
-}
-
-/// Why a started server is not used.
-enum Failure {
-    /// It could not be started.
-    Spawn(std::io::Error),
-    /// It exited; `port_taken` when because something took its port.
-    Exited { status: std::process::ExitStatus, port_taken: bool },
-    /// It did not answer within [`START`].
-    Silent,
-}
-
-/// Has the kernel send the child `signal` when the thread that starts it
-/// ends. The session's servers are started from `run`, which `block_on`
-/// polls on the main thread (never from a spawned task, which a pool thread
-/// may run and outlive), so that is when `celerity-dev` ends, however it
-/// ends.
-pub(crate) fn ends_with_this_process(command: &mut Command, signal: libc::c_int) {
-    // SAFETY: getpid(2) has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork
-    // and exec.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before the prctl took effect.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::other("celerity-dev ended while starting a server for the session"));
-            }
-            Ok(())
-        });
-    }
-}
-
-/// A port on 127.0.0.1 that nothing listens on now.
-pub(crate) fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
-}
-
-/// Whether a Redis on 127.0.0.1:`port` answers `PING`.
-fn answers_ping(port: u16) -> bool {
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+/// Whether a Redis on 127.0.0.1:`port` answers `PING`, and if not, why.
+fn answers_ping(port: u16) -> Result<(), String> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let mut answer = [0; 7];
-    stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut answer).is_ok() && &answer == b"+PONG\r\n"
-}
-
-/// The last lines of the server's output, for the error that quotes it.
-pub(crate) fn tail(output: &Path) -> String {
-    let text = std::fs::read_to_string(output).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-    if tail.is_empty() { "(none)".to_owned() } else { tail }
+    stream.write_all(b"PING\r\n").and_then(|()| stream.read_exact(&mut answer)).map_err(|e| e.to_string())?;
+    match &answer {
+        b"+PONG\r\n" => Ok(()),
+        other => Err(format!("it answered PING with {:?}", String::from_utf8_lossy(other))),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
+    use crate::session_server::PORT_ATTEMPTS;
+    use crate::session_server::testing::{script, started};
 
     #[test]
     fn a_server_is_found_on_path_redis_first() {
@@ -335,24 +241,15 @@ mod tests {
         assert_eq!(find_server(None), None);
     }
 
-    fn server(dir: &Path, script: &str) -> PathBuf {
+    /// A `redis-server` in `dir` that runs `body`.
+    fn server(dir: &Path, body: &str) -> PathBuf {
         let path = dir.join("redis-server");
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script(&path, body);
         path
     }
 
     fn start(binary: &Path) -> Result<Server, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        loop {
-            match runtime.block_on(Server::start(binary)) {
-                // A process another test forks while the script is being
-                // written holds it open for writing until it execs, and a
-                // file open for writing cannot be run (ETXTBSY): run again.
-                Err(error) if error.contains("Text file busy") => std::thread::yield_now(),
-                other => return other,
-            }
-        }
+        started(async || Server::start(binary).await)
     }
 
     #[test]

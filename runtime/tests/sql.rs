@@ -1,13 +1,16 @@
-//! SQL databases against real Postgres servers on loopback: the writer and
-//! the reader, a transaction, password auth, TLS off and required, a pool
-//! that runs out, a server that restarts, a local session's database, the
-//! pools closed when the application drains, and settings that are wrong.
+//! SQL databases against real Postgres servers on loopback: what every
+//! engine shows alike (`sql_support::on_every_engine`: the writer and the
+//! reader, a transaction, password auth, an unknown database, a host that
+//! does not answer, a local session's database, a pool of the wrong
+//! engine), then TLS off and required, a pool that runs out, a server that
+//! restarts, the pools closed when the application drains, and settings
+//! that are wrong.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use celerity::config::Configuration;
-use celerity::resources::sql::{SqlDatabase, SqlEngine, sqlx};
+use celerity::resources::sql::{SqlDatabase, sqlx};
 use celerity::resources::{ResourceError, ResourceErrorKind};
 use celerity::settings::Settings;
 use celerity::testing::{TestApp, TestRequest};
@@ -18,126 +21,14 @@ use tokio::sync::Notify;
 
 mod sql_support;
 
-use sql_support::configuration;
+use sql_support::{Postgres, TestEngine as _, configuration};
 
 /// The error of a Postgres pool expected not to connect.
 fn refused(result: Result<sqlx::PgPool, ResourceError>) -> ResourceError {
     sql_support::refused(result)
 }
 
-/// The database `database` on the test Postgres at `port`, as an AWS
-/// deployment records it, with `extra` settings over the defaults.
-fn recorded(port: u16, database: &str, extra: &[(&str, &str)]) -> SqlDatabase {
-    sql_support::recorded("postgres", port, database, extra)
-}
-
-/// A database of its own on the shared test Postgres, for one test.
-fn database(name: &str) -> SqlDatabase {
-    let postgres = servers::postgres();
-    postgres.psql(&format!("DROP DATABASE IF EXISTS {name}"));
-    postgres.psql(&format!("CREATE DATABASE {name}"));
-    recorded(postgres.port(), name, &[])
-}
-
-#[tokio::test]
-async fn the_writer_writes_and_the_reader_reads_it_back() {
-    let db = database("sql_writer_reader");
-    let writer: sqlx::PgPool = db.writer().await.unwrap();
-    sqlx::query("CREATE TABLE entries (id bigserial PRIMARY KEY, amount bigint NOT NULL)")
-        .execute(&writer)
-        .await
-        .unwrap();
-    let (id,): (i64,) = sqlx::query_as("INSERT INTO entries (amount) VALUES ($1) RETURNING id")
-        .bind(250_i64)
-        .fetch_one(&writer)
-        .await
-        .unwrap();
-
-    let reader: sqlx::PgPool = db.reader().await.unwrap();
-    let amount: i64 =
-        sqlx::query_scalar("SELECT amount FROM entries WHERE id = $1").bind(id).fetch_one(&reader).await.unwrap();
-    assert_eq!(amount, 250);
-    // The handle keeps its pools: a clone and a second call share them.
-    let again: sqlx::PgPool = db.clone().writer().await.unwrap();
-    assert_eq!(again.size(), writer.size());
-}
-
-#[tokio::test]
-async fn the_reader_connects_to_the_read_host_and_the_writer_to_the_host() {
-    let postgres = servers::postgres();
-    postgres.psql("DROP DATABASE IF EXISTS sql_read_host");
-    postgres.psql("CREATE DATABASE sql_read_host");
-    // Nothing listens on 127.0.0.2: a reader that went to the writer's host
-    // would connect.
-    let db =
-        recorded(postgres.port(), "sql_read_host", &[("_readHost", "127.0.0.2"), ("_poolAcquireTimeoutMs", "1000")]);
-    assert_eq!(db.settings().await.unwrap().reader_host(), "127.0.0.2");
-    let _writer: sqlx::PgPool = db.writer().await.unwrap();
-    let error = refused(db.reader().await);
-    assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
-    assert!(
-        error
-            .to_string()
-            .starts_with("connecting to the reader of the SQL database `ledger`: the database at 127.0.0.2:"),
-        "{error}"
-    );
-}
-
-#[tokio::test]
-async fn a_transaction_commits_or_rolls_back_as_a_whole() {
-    let db = database("sql_transactions");
-    let pool: sqlx::PgPool = db.writer().await.unwrap();
-    sqlx::query("CREATE TABLE balances (name text PRIMARY KEY, value bigint NOT NULL)").execute(&pool).await.unwrap();
-    sqlx::query("INSERT INTO balances VALUES ('a', 100), ('b', 0)").execute(&pool).await.unwrap();
-
-    let mut moved = pool.begin().await.unwrap();
-    sqlx::query("UPDATE balances SET value = value - 40 WHERE name = 'a'").execute(&mut *moved).await.unwrap();
-    sqlx::query("UPDATE balances SET value = value + 40 WHERE name = 'b'").execute(&mut *moved).await.unwrap();
-    moved.commit().await.unwrap();
-
-    let mut abandoned = pool.begin().await.unwrap();
-    sqlx::query("UPDATE balances SET value = 0 WHERE name = 'a'").execute(&mut *abandoned).await.unwrap();
-    abandoned.rollback().await.unwrap();
-
-    let balances: Vec<(String, i64)> =
-        sqlx::query_as("SELECT name, value FROM balances ORDER BY name").fetch_all(&pool).await.unwrap();
-    assert_eq!(balances, [("a".to_string(), 60), ("b".to_string(), 40)]);
-}
-
-#[tokio::test]
-async fn a_wrong_password_is_refused_naming_the_settings_and_never_shown() {
-    let postgres = servers::postgres();
-    let db = recorded(postgres.port(), "celerity", &[("_password", "not-the-password-7731")]);
-    let error = refused(db.writer().await);
-    assert_eq!(error.kind(), ResourceErrorKind::Refused, "{error}");
-    assert_eq!(error.code(), Some("28P01"));
-    let message = error.to_string();
-    assert!(message.contains("check `_user` and `_password`"), "{message}");
-    assert!(!message.contains("not-the-password-7731"), "{message}");
-    assert!(!format!("{error:?} {:?}", db.settings().await.unwrap()).contains("not-the-password-7731"));
-    // The right password on a handle of its own connects: the failure was
-    // the password's.
-    let _pool: sqlx::PgPool = recorded(postgres.port(), "celerity", &[]).writer().await.unwrap();
-}
-
-#[tokio::test]
-async fn an_unknown_database_is_named() {
-    let db = recorded(servers::postgres().port(), "no_such_database", &[]);
-    let error = refused(db.writer().await);
-    assert_eq!((error.kind(), error.code()), (ResourceErrorKind::Config, Some("3D000")), "{error}");
-    assert!(error.to_string().contains("(database `no_such_database`)"), "{error}");
-    assert!(error.to_string().contains("check `_database`"), "{error}");
-}
-
-#[tokio::test]
-async fn a_host_that_does_not_answer_is_unreachable_within_the_acquire_timeout() {
-    let port = servers::free_port();
-    let db = recorded(port, "celerity", &[("_poolAcquireTimeoutMs", "500")]);
-    let error = refused(tokio::time::timeout(Duration::from_secs(20), db.writer()).await.unwrap());
-    assert_eq!(error.kind(), ResourceErrorKind::Unreachable, "{error}");
-    assert!(error.to_string().contains(&format!("127.0.0.1:{port}")), "{error}");
-    assert!(error.to_string().contains("check `_host` and `_port`"), "{error}");
-}
+sql_support::on_every_engine!(Postgres);
 
 #[tokio::test]
 async fn settings_the_deployment_left_out_or_wrote_wrong_are_named() {
@@ -152,7 +43,7 @@ async fn settings_the_deployment_left_out_or_wrote_wrong_are_named() {
         (&[("_poolMax", "0")], "(`_poolMin`, `_poolMax`)"),
     ];
     for (extra, expected) in cases {
-        let db = recorded(port.parse().unwrap(), "celerity", extra);
+        let db = Postgres::recorded(port.parse().unwrap(), "celerity", extra);
         let error = refused(db.writer().await);
         assert_eq!(error.kind(), ResourceErrorKind::Config, "{extra:?}: {error}");
         assert!(error.to_string().contains(expected), "{extra:?}: {error}");
@@ -172,7 +63,11 @@ async fn settings_the_deployment_left_out_or_wrote_wrong_are_named() {
 async fn tls_is_off_or_required_as_the_deployment_says() {
     let postgres = servers::postgres_tls();
     let as_tls_only = |ssl: &str| {
-        recorded(postgres.port(), "celerity", &[("_user", "tls_only"), ("_password", "tls_only"), ("_ssl", ssl)])
+        Postgres::recorded(
+            postgres.port(),
+            "celerity",
+            &[("_user", "tls_only"), ("_password", "tls_only"), ("_ssl", ssl)],
+        )
     };
     // The server takes this user only over TLS.
     let error = refused(as_tls_only("false").writer().await);
@@ -182,33 +77,11 @@ async fn tls_is_off_or_required_as_the_deployment_says() {
         sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetch_one(&pool).await.unwrap();
     assert!(encrypted);
     // Others may connect either way, and without TLS are not encrypted.
-    let plain: sqlx::PgPool = recorded(postgres.port(), "celerity", &[("_ssl", "false")]).writer().await.unwrap();
+    let plain: sqlx::PgPool =
+        Postgres::recorded(postgres.port(), "celerity", &[("_ssl", "false")]).writer().await.unwrap();
     let encrypted: bool =
         sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetch_one(&plain).await.unwrap();
     assert!(!encrypted);
-}
-
-#[tokio::test]
-async fn a_local_session_database_is_the_sessions_endpoint() {
-    let postgres = servers::postgres();
-    postgres.psql("DROP DATABASE IF EXISTS sql_local_session");
-    postgres.psql("CREATE DATABASE sql_local_session");
-    let endpoint = format!("{}?sslmode=disable", postgres.url("celerity", "celerity", "celerity"));
-    let env = [("CELERITY_LOCAL_SQL_DATABASE_ENDPOINT", endpoint.as_str())];
-    let db = configuration("local", &[], &env).resources().handle::<SqlDatabase>(None).unwrap();
-    let settings = db.settings().await.unwrap();
-    assert_eq!((settings.engine, settings.host.as_str(), settings.ssl), (SqlEngine::Postgres, "127.0.0.1", false));
-    let pool: sqlx::PgPool = db.writer().await.unwrap();
-    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&pool).await.unwrap();
-    assert_eq!(name, "celerity");
-    // A database recorded for the resource is used over the URL's.
-    let db = configuration("local", &[("_database", "sql_local_session")], &env)
-        .resources()
-        .handle::<SqlDatabase>(None)
-        .unwrap();
-    let pool: sqlx::PgPool = db.reader().await.unwrap();
-    let name: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&pool).await.unwrap();
-    assert_eq!(name, "sql_local_session");
 }
 
 /// The application of the pool tests: `/hold` takes the pool's one
@@ -297,7 +170,7 @@ async fn a_pool_in_use_makes_a_query_wait_no_longer_than_its_events_deadline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_database_fails_the_query_in_flight_and_serves_the_next() {
     let postgres = servers::start_postgres();
-    let db = recorded(postgres.port(), "celerity", &[]);
+    let db = Postgres::recorded(postgres.port(), "celerity", &[]);
     let pool: sqlx::PgPool = db.writer().await.unwrap();
     let in_flight = tokio::spawn({
         let pool = pool.clone();
@@ -372,13 +245,4 @@ async fn the_pools_close_when_the_application_drains_after_its_handlers() {
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(kept);
-}
-
-#[cfg(feature = "sql-mysql")]
-#[tokio::test]
-async fn a_pool_of_another_engine_than_the_recorded_one_is_refused_naming_both() {
-    let db = recorded(servers::postgres().port(), "celerity", &[]);
-    let Err(error) = db.writer::<sqlx::MySql>().await else { panic!("a MySQL pool of a Postgres database") };
-    assert_eq!((error.kind(), error.code()), (ResourceErrorKind::Invalid, Some("EngineMismatch")));
-    assert!(error.to_string().contains("the engine `postgres` (`_engine`), and the handler asked for a `mysql` pool"));
 }

@@ -20,6 +20,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+mod database;
 mod mariadb;
 pub use mariadb::{MariaDb, mariadb};
 mod postgres;

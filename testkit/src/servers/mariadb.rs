@@ -7,15 +7,12 @@
 //! outlive the test. MariaDB runs as root only when told to, so a test
 //! process that is root tells it (`--user=root`).
 
-use std::io::Write;
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-
+use super::database::{DataDirs, HOST, LIMIT, run_client, url};
 use super::{apt_install, find, free_port, installed_at, keep, run, wait_until};
 
 /// The server's name in failures and in its log's name.
@@ -25,17 +22,9 @@ const SERVER: &str = "mariadb";
 /// database made for the tests.
 const USER: &str = "celerity";
 
-/// How long the server may take to start answering.
-const LIMIT: Duration = Duration::from_secs(60);
-
-/// How the name of the server's data directory begins, before the id of
-/// the test process that made it: how a later process knows a directory
-/// left by one that has ended.
-const DIR_PREFIX: &str = "celerity-test-mariadb-";
-
-/// What a URL's user, password or database keeps as it is: RFC 3986's
-/// unreserved characters. The rest is percent-encoded.
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+/// The server's data directories: a killed server leaves nothing beyond
+/// its own.
+static DATA_DIRS: DataDirs = DataDirs::new("celerity-test-mariadb-", |_| {});
 
 /// A MariaDB server on loopback, reached over TCP on 127.0.0.1 with
 /// passwords, and by the kit itself as root over its unix socket.
@@ -57,14 +46,13 @@ impl MariaDb {
 
     /// `127.0.0.1`.
     pub fn host(&self) -> &'static str {
-        "127.0.0.1"
+        HOST
     }
 
     /// `mysql://<user>:<password>@127.0.0.1:<port>/<database>`, with each
     /// part percent-encoded where a URL needs it.
     pub fn url(&self, user: &str, password: &str, database: &str) -> String {
-        let encode = |part| utf8_percent_encode(part, UNRESERVED);
-        format!("mysql://{}:{}@{}:{}/{}", encode(user), encode(password), self.host(), self.port, encode(database))
+        url("mysql", self.port, user, password, database)
     }
 
     /// Runs `statements` with the `mariadb` client as root over the
@@ -75,7 +63,13 @@ impl MariaDb {
     /// test's own. A statement that fails fails the test, naming the server
     /// and quoting the client's errors.
     pub fn sql(&self, statements: &str) -> String {
-        self.as_root(Some(USER), statements).unwrap_or_else(|error| panic!("{error}"))
+        self.sql_on(USER, statements)
+    }
+
+    /// [`sql`](Self::sql) on `database` instead: for checking what a test
+    /// wrote to a database of its own.
+    pub fn sql_on(&self, database: &str, statements: &str) -> String {
+        self.as_root(Some(database), statements).unwrap_or_else(|error| panic!("{error}"))
     }
 
     fn data(&self) -> PathBuf {
@@ -114,28 +108,8 @@ impl MariaDb {
             .env_remove("MYSQL_HOST")
             .env_remove("MYSQL_TCP_PORT")
             .env_remove("MYSQL_UNIX_PORT")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child =
-            client.spawn().map_err(|error| format!("the mariadb client for {SERVER} could not be started: {error}"))?;
-        let mut stdin = child.stdin.take();
-        // Written beside the reading, so that neither waits on a full pipe.
-        let output = std::thread::scope(|scope| {
-            scope.spawn(move || stdin.as_mut().map(|stdin| stdin.write_all(statements.as_bytes())));
-            child.wait_with_output()
-        })
-        .map_err(|error| format!("the mariadb client for {SERVER} did not finish: {error}"))?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-        } else {
-            Err(format!(
-                "{SERVER} refused {statements:?} ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
+            .envs(env.iter().copied());
+        run_client(client, "the mariadb client", SERVER, statements)
     }
 
     /// Runs `statements` as `user` with `password` over TCP, as a test's
@@ -173,11 +147,7 @@ fn set_up() -> MariaDb {
     let server = installed_at(SERVER, locate_server, || apt_install("mariadb-server"));
     let install_db = program(&["mariadb-install-db", "mysql_install_db"]);
     let client = program(&["mariadb", "mysql"]);
-    sweep_ended();
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
-        .tempdir()
-        .unwrap_or_else(|error| panic!("no temporary directory for {SERVER}: {error}"));
+    let dir = DATA_DIRS.make(SERVER);
     let mariadb = MariaDb { port: free_port(), client, dir };
     // SAFETY: geteuid only reads this process's credentials.
     let root = unsafe { libc::geteuid() } == 0;
@@ -242,37 +212,6 @@ fn program(names: &[&str]) -> PathBuf {
     find(names).unwrap_or_else(|| panic!("{SERVER} is installed without {}", names[0]))
 }
 
-/// Removes the data of servers whose test process has ended, once per
-/// process. The shared server's data outlives it, as statics are never
-/// dropped; the kernel ends the server with its process, but not its
-/// files, some hundred MB.
-fn sweep_ended() {
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    SWEPT.get_or_init(|| {
-        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-            return;
-        };
-        // Directories only: the servers' logs begin alike.
-        for entry in entries.flatten().filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir())) {
-            let name = entry.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|name| name.strip_prefix(DIR_PREFIX))
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<libc::pid_t>().ok())
-            else {
-                continue;
-            };
-            // SAFETY: signal 0 only asks whether the process exists.
-            let ended = unsafe { libc::kill(pid, 0) } != 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if ended {
-                std::fs::remove_dir_all(entry.path()).ok();
-            }
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -287,7 +226,7 @@ mod tests {
         assert_eq!(mariadb.sql("SELECT 1"), "1");
         assert_eq!(mariadb.sql("SELECT DATABASE()"), "celerity");
         let dir = mariadb.dir.path().file_name().unwrap().to_string_lossy().into_owned();
-        assert!(dir.starts_with(&format!("{DIR_PREFIX}{}-", std::process::id())), "{dir}");
+        assert!(dir.starts_with(&format!("celerity-test-mariadb-{}-", std::process::id())), "{dir}");
 
         let who = mariadb.over_tcp(USER, USER, USER, "SELECT CURRENT_USER(), DATABASE()").unwrap();
         assert!(who.starts_with("celerity@") && who.ends_with("\tcelerity"), "{who}");
@@ -301,14 +240,5 @@ mod tests {
         let message = *failed.unwrap_err().downcast::<String>().unwrap();
         assert!(message.starts_with("mariadb refused \"SELECT * FROM no_such_table\""), "{message}");
         assert!(message.contains("Table 'celerity.no_such_table' doesn't exist"), "{message}");
-    }
-
-    #[test]
-    fn a_url_encodes_what_a_url_cannot_hold() {
-        let mariadb = mariadb();
-        assert_eq!(
-            mariadb.url("a user", "p@ss:w/rd", "db-1"),
-            format!("mysql://a%20user:p%40ss%3Aw%2Frd@127.0.0.1:{}/db-1", mariadb.port())
-        );
     }
 }

@@ -8,17 +8,15 @@
 //! that is root runs its servers as the `postgres` user.
 
 use std::ffi::CString;
-use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-
+use super::database::{DataDirs, HOST, LIMIT, run_client, url};
 use super::{apt_install, find, free_port, installed_at, keep, run, wait_until};
 
 /// The superuser every server is set up with, also its password and the
@@ -28,17 +26,11 @@ const SUPERUSER: &str = "celerity";
 /// The role [`postgres_tls`] takes only over TLS, also its password.
 const TLS_ONLY: &str = "tls_only";
 
-/// How long a server may take to start answering, or to stop.
-const LIMIT: Duration = Duration::from_secs(60);
-
-/// How the name of every server's data directory begins, before the id of
-/// the test process that made it: how a later process knows a directory
-/// left by one that has ended.
-const DIR_PREFIX: &str = "celerity-test-postgres-";
-
-/// What a URL's user, password or database keeps as it is: RFC 3986's
-/// unreserved characters. The rest is percent-encoded.
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+/// The servers' data directories. A killed postmaster leaves, beside its
+/// files, the small System V shared memory segment it removes only when it
+/// stops.
+static DATA_DIRS: DataDirs =
+    DataDirs::new("celerity-test-postgres-", |dir| remove_shared_memory(&dir.join("data/postmaster.pid")));
 
 /// A PostgreSQL server on loopback, reached over TCP on 127.0.0.1 with
 /// passwords (SCRAM-SHA-256).
@@ -66,14 +58,13 @@ impl Postgres {
 
     /// `127.0.0.1`.
     pub fn host(&self) -> &'static str {
-        "127.0.0.1"
+        HOST
     }
 
     /// `postgres://<user>:<password>@127.0.0.1:<port>/<database>`, with
     /// each part percent-encoded where a URL needs it.
     pub fn url(&self, user: &str, password: &str, database: &str) -> String {
-        let encode = |part| utf8_percent_encode(part, UNRESERVED);
-        format!("postgres://{}:{}@{}:{}/{}", encode(user), encode(password), self.host(), self.port, encode(database))
+        url("postgres", self.port, user, password, database)
     }
 
     /// The URL of the superuser `celerity` (password `celerity`) on the
@@ -89,7 +80,13 @@ impl Postgres {
     /// client of the test's own. A statement that fails fails the test,
     /// naming the server and quoting `psql`'s errors.
     pub fn psql(&self, sql: &str) -> String {
-        self.run_psql(&self.superuser_url(), &[], sql).unwrap_or_else(|error| panic!("{error}"))
+        self.psql_on(SUPERUSER, sql)
+    }
+
+    /// [`psql`](Self::psql) on `database` instead: for checking what a
+    /// test wrote to a database of its own.
+    pub fn psql_on(&self, database: &str, sql: &str) -> String {
+        self.run_psql(&self.url(SUPERUSER, SUPERUSER, database), &[], sql).unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Stops the server as `pg_ctl stop -m fast` would: it ends every
@@ -232,29 +229,8 @@ impl Postgres {
             // A server that takes the connection and never answers fails
             // the test rather than hanging it.
             .env("PGCONNECT_TIMEOUT", "10")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child =
-            psql.spawn().map_err(|error| format!("psql for {} could not be started: {error}", self.server))?;
-        let mut stdin = child.stdin.take();
-        // Written beside the reading, so that neither waits on a full pipe.
-        let output = std::thread::scope(|scope| {
-            scope.spawn(move || stdin.as_mut().map(|stdin| stdin.write_all(sql.as_bytes())));
-            child.wait_with_output()
-        })
-        .map_err(|error| format!("psql for {} did not finish: {error}", self.server))?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-        } else {
-            Err(format!(
-                "{} refused {sql:?} ({}): {}",
-                self.server,
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
-        }
+            .envs(env.iter().copied());
+        run_client(psql, "psql", &self.server, sql)
     }
 
     /// [`stop`](Self::stop), answering its failure rather than panicking,
@@ -330,11 +306,7 @@ fn set_up(server: String, tls: bool) -> Postgres {
 fn set_up_on(server: String, port: u16, tls: bool) -> Postgres {
     let programs = installed_at("postgres", locate_programs, || apt_install("postgresql"));
     let owner = Owner::needed();
-    sweep_ended();
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
-        .tempdir()
-        .unwrap_or_else(|error| panic!("no temporary directory for {server}: {error}"));
+    let dir = DATA_DIRS.make(&server);
     let mut postgres = Postgres { server, port, programs, owner, settings: Vec::new(), dir };
     postgres.initdb();
     if tls {
@@ -417,39 +389,6 @@ impl Owner {
     }
 }
 
-/// Removes the data of servers whose test process has ended, once per
-/// process. A shared server's data outlives it, as statics are never
-/// dropped; the kernel ends the server with its process, but not its
-/// files, some tens of MB, nor the small System V shared memory segment a
-/// postmaster removes only when it stops, not when it is killed.
-fn sweep_ended() {
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    SWEPT.get_or_init(|| {
-        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-            return;
-        };
-        // Directories only: the servers' logs begin alike.
-        for entry in entries.flatten().filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir())) {
-            let name = entry.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|name| name.strip_prefix(DIR_PREFIX))
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<libc::pid_t>().ok())
-            else {
-                continue;
-            };
-            // SAFETY: signal 0 only asks whether the process exists.
-            let ended = unsafe { libc::kill(pid, 0) } != 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if ended {
-                remove_shared_memory(&entry.path().join("data/postmaster.pid"));
-                std::fs::remove_dir_all(entry.path()).ok();
-            }
-        }
-    });
-}
-
 /// Removes the System V segment named in a killed server's pid file (its
 /// seventh line: the key and the id), where the postmaster of the first
 /// line made it and nothing uses it now.
@@ -518,14 +457,5 @@ mod tests {
         let superuser = postgres.superuser_url();
         assert_eq!(postgres.run_psql(&superuser, &[("PGSSLMODE", "disable")], over_tls), Ok("f".to_string()));
         assert_eq!(postgres.run_psql(&superuser, &[("PGSSLMODE", "require")], over_tls), Ok("t".to_string()));
-    }
-
-    #[test]
-    fn a_url_encodes_what_a_url_cannot_hold() {
-        let postgres = postgres();
-        assert_eq!(
-            postgres.url("a user", "p@ss:w/rd", "db-1"),
-            format!("postgres://a%20user:p%40ss%3Aw%2Frd@127.0.0.1:{}/db-1", postgres.port())
-        );
     }
 }
