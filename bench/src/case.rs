@@ -1,7 +1,9 @@
 //! A benchmark case, what each of its events is, and what one run of it
 //! measured.
 
-use crate::{CACHE_KEY, CACHE_TAG, CACHE_VALUE, CAPPED_TAGS, QUEUE_ANSWER, QUEUE_MESSAGE, QUEUE_TAG};
+use crate::{
+    CACHE_KEY, CACHE_TAG, CACHE_VALUE, CAPPED_TAGS, QUEUE_ANSWER, QUEUE_MESSAGE, QUEUE_TAG, SQL_ANSWER, SQL_TAG,
+};
 
 /// What each event of a case is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,9 +26,10 @@ pub enum Shape {
         /// Messages per `WsSend`.
         batch: usize,
     },
-    /// An HTTP request whose handler does one operation on a real Redis.
-    /// These cases pair (A) with itself: the SDK's resource handle against
-    /// the `redis` crate called directly (see [`Pairing`]).
+    /// An HTTP request whose handler does one operation on a real Redis or
+    /// Postgres. These cases pair (A) with itself: the SDK's resource
+    /// handle against the client crate (`redis`, sqlx) called directly
+    /// (see [`Pairing`]).
     Resource {
         /// The operation.
         op: ResourceOp,
@@ -55,7 +58,7 @@ pub enum Pairing {
     SdkHandleVsDirectClient,
 }
 
-/// One operation on a Redis-backed resource.
+/// One operation on a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResourceOp {
     /// `Cache::get` of one key holding a 64-byte value (`GET`).
@@ -63,30 +66,66 @@ pub enum ResourceOp {
     /// `Queue::send` of one 64-byte text message: locally an `XADD` to the
     /// queue's stream.
     QueueSend,
+    /// `SELECT 1` on the writer pool of a `SqlDatabase` on Postgres
+    /// (`query_scalar::<_, i32>`, `fetch_one`).
+    SqlSelect,
+}
+
+/// The server a resource operation runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// The test kit's Redis: the cache and the queue.
+    Redis,
+    /// The test kit's Postgres: the SQL database.
+    Postgres,
 }
 
 impl ResourceOp {
+    /// Every operation, in the matrix's order.
+    pub const ALL: [ResourceOp; 3] = [ResourceOp::CacheGet, ResourceOp::QueueSend, ResourceOp::SqlSelect];
+
+    /// The server it runs against.
+    pub fn server(self) -> Server {
+        match self {
+            ResourceOp::CacheGet | ResourceOp::QueueSend => Server::Redis,
+            ResourceOp::SqlSelect => Server::Postgres,
+        }
+    }
+
+    /// The client crate (B) calls directly.
+    pub fn client(self) -> &'static str {
+        match self.server() {
+            Server::Redis => "redis",
+            Server::Postgres => "sqlx",
+        }
+    }
+
     /// The tag its events go to.
     pub fn tag(self) -> &'static str {
         match self {
             ResourceOp::CacheGet => CACHE_TAG,
             ResourceOp::QueueSend => QUEUE_TAG,
+            ResourceOp::SqlSelect => SQL_TAG,
         }
     }
 
-    /// The request body: the key to read, or the message to send.
+    /// The request body: the key to read, the message to send, or none
+    /// (the query is the handler's own).
     pub fn request_body(self) -> &'static str {
         match self {
             ResourceOp::CacheGet => CACHE_KEY,
             ResourceOp::QueueSend => QUEUE_MESSAGE,
+            ResourceOp::SqlSelect => "",
         }
     }
 
-    /// The body every answer must have: the value read, or the sent mark.
+    /// The body every answer must have: the value read, the sent mark, or
+    /// the value the query returned.
     pub fn answer_body(self) -> &'static str {
         match self {
             ResourceOp::CacheGet => CACHE_VALUE,
             ResourceOp::QueueSend => QUEUE_ANSWER,
+            ResourceOp::SqlSelect => SQL_ANSWER,
         }
     }
 
@@ -95,6 +134,7 @@ impl ResourceOp {
         match self {
             ResourceOp::CacheGet => "cache-get",
             ResourceOp::QueueSend => "queue-send",
+            ResourceOp::SqlSelect => "sql-select",
         }
     }
 }

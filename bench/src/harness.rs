@@ -19,11 +19,12 @@
 //! one stream, what it dispatches and how it checks the answers, is
 //! [`load`](crate::load).
 //!
-//! The resource cases ([`Shape::Resource`]) need a real Redis: the harness
-//! starts the test kit's (installing `redis-server` if it must) when one of
-//! them is selected, and runs both of their sides with the SDK handler,
-//! (A) on the SDK's handle and (B) on the `redis` crate directly
-//! ([`Pairing::SdkHandleVsDirectClient`]).
+//! The resource cases ([`Shape::Resource`]) need a real Redis (the cache
+//! get and the queue send) or Postgres (the `SELECT 1`): the harness starts
+//! the test kit's (installing `redis-server` or PostgreSQL if it must) when
+//! a case that needs it is selected, and runs both of their sides with the
+//! SDK handler, (A) on the SDK's handle and (B) on the client crate, `redis`
+//! or sqlx, directly ([`Pairing::SdkHandleVsDirectClient`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -34,15 +35,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use celerity_proto::v1::{
     Drain, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, handler_message, runtime_message,
 };
-use celerity_testkit::servers::Redis;
+use celerity_testkit::servers::{Postgres, Redis};
 use celerity_testkit::{RawRuntime, RawStream};
 
 use crate::alloc::{COUNTERS_ENV, CounterFile};
-pub use crate::case::{Case, Pairing, ResourceOp, Sample, Shape};
+pub use crate::case::{Case, Pairing, ResourceOp, Sample, Server, Shape};
 use crate::load::{Load, now_ms, send};
 use crate::procfs;
 use crate::{
-    CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, TAG_CAP_ENV, all_tags,
+    CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, POSTGRES_PORT_ENV, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV,
+    TAG_CAP_ENV, all_tags,
 };
 
 /// How big the run is.
@@ -98,8 +100,8 @@ fn body_label(bytes: usize) -> String {
 
 /// The benchmark matrix for `mode`: credit 1, 16 and 256 × bodies of 0 B,
 /// 1 KiB, 64 KiB and 1 MiB × one tag and eight capped tags; consumer
-/// batches; WebSocket sends of 1 and 100 messages; one cache get and one
-/// queue send per event; and memory growth.
+/// batches; WebSocket sends of 1 and 100 messages; one cache get, one
+/// queue send and one `SELECT 1` per event; and memory growth.
 pub fn matrix(mode: Mode) -> Vec<Case> {
     // (warm-up, measured) per kind of event.
     let scale = |smoke: u64, quick: u64, full: u64| match mode {
@@ -147,12 +149,13 @@ pub fn matrix(mode: Mode) -> Vec<Case> {
             memory: false,
         });
     }
-    // Credit 16: enough events in flight that the connection to Redis is
-    // never idle between them (the handler does not park and wake once per
-    // round trip, which is what CPU per event would measure at credit 1),
-    // and few enough that the generator, the handler and Redis share the
-    // two cores without one starving the others.
-    for op in [ResourceOp::CacheGet, ResourceOp::QueueSend] {
+    // Credit 16: enough events in flight that the connection to Redis (the
+    // 16 connections to Postgres) is never idle between them (the handler
+    // does not park and wake once per round trip, which is what CPU per
+    // event would measure at credit 1), and few enough that the generator,
+    // the handler and the server share the two cores without one starving
+    // the others.
+    for op in ResourceOp::ALL {
         let events = scale(200, 60_000, 200_000);
         cases.push(Case {
             name: format!("{}/c16", op.label()),
@@ -230,10 +233,19 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
             return Err(format!("handler binary {} does not exist", bin.display()));
         }
     }
-    let redis = if cases.iter().any(|case| matches!(case.shape, Shape::Resource { .. })) {
-        // The test kit's Redis fails by panicking, naming what went wrong.
+    let needs =
+        |server: Server| cases.iter().any(|case| matches!(case.shape, Shape::Resource { op } if op.server() == server));
+    // The test kit's servers fail by panicking, naming what went wrong.
+    let redis = if needs(Server::Redis) {
         Some(std::panic::catch_unwind(celerity_testkit::servers::redis).map_err(|_| {
             "could not start Redis for the resource cases (the test kit's redis-server; see above)".to_string()
+        })?)
+    } else {
+        None
+    };
+    let postgres = if needs(Server::Postgres) {
+        Some(std::panic::catch_unwind(celerity_testkit::servers::postgres).map_err(|_| {
+            "could not start Postgres for the sql-select case (the test kit's PostgreSQL; see above)".to_string()
         })?)
     } else {
         None
@@ -243,7 +255,7 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
         .build()
         .map_err(|e| format!("could not start tokio: {e}"))?;
     runtime.block_on(async {
-        let mut harness = Harness::start(redis).await?;
+        let mut harness = Harness::start(redis, postgres).await?;
         let mut results: Vec<CaseResult> =
             cases.iter().map(|case| CaseResult { case: case.clone(), a: Vec::new(), b: Vec::new() }).collect();
         let rounds = options.rounds.max(1);
@@ -293,10 +305,11 @@ fn progress_line(round: usize, rounds: usize, case: &Case, which: Impl, s: &Samp
         round + 1,
         rounds,
         case.name,
-        match case.shape.pairing() {
-            Pairing::SdkVsRaw => which.label(),
-            Pairing::SdkHandleVsDirectClient if which == Impl::Sdk => "A (SDK handle)",
-            Pairing::SdkHandleVsDirectClient => "B (redis direct)",
+        match (case.shape.pairing(), &case.shape) {
+            (Pairing::SdkVsRaw, _) => which.label().to_string(),
+            (Pairing::SdkHandleVsDirectClient, _) if which == Impl::Sdk => "A (SDK handle)".to_string(),
+            (_, Shape::Resource { op }) => format!("B ({} direct)", op.client()),
+            _ => which.label().to_string(),
         },
         s.events_per_sec,
         s.p50_us,
@@ -342,12 +355,14 @@ struct Harness {
     socket: PathBuf,
     runtime: RawRuntime,
     runs: u64,
-    /// The Redis of the resource cases, when one is selected.
+    /// The Redis of the cache and queue cases, when one is selected.
     redis: Option<&'static Redis>,
+    /// The Postgres of the sql-select case, when it is selected.
+    postgres: Option<&'static Postgres>,
 }
 
 impl Harness {
-    async fn start(redis: Option<&'static Redis>) -> Result<Harness, String> {
+    async fn start(redis: Option<&'static Redis>, postgres: Option<&'static Postgres>) -> Result<Harness, String> {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("celerity-bench-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
@@ -363,7 +378,7 @@ impl Harness {
             .bind()
             .await
             .map_err(|e| format!("could not serve {}: {e}", socket.display()))?;
-        Ok(Harness { dir, socket, runtime, runs: 0, redis })
+        Ok(Harness { dir, socket, runtime, runs: 0, redis, postgres })
     }
 
     /// Runs `case` against one handler process, start to exit.
@@ -383,16 +398,26 @@ impl Harness {
         };
         let mut extra_env = Vec::new();
         if let Shape::Resource { op } = case.shape {
-            let Some(redis) = self.redis else {
-                sample.error("a resource case without Redis");
-                return sample;
-            };
-            if let Err(error) = prepare(redis, op) {
-                sample.error(error);
-                return sample;
+            // Only the server the case runs against: the direct client
+            // connects at start-up to those it is given.
+            match (op.server(), self.redis, self.postgres) {
+                (Server::Redis, Some(redis), _) => {
+                    if let Err(error) = prepare(redis, op) {
+                        sample.error(error);
+                        return sample;
+                    }
+                    extra_env.push((REDIS_PORT_ENV, redis.port().to_string()));
+                }
+                // `SELECT 1` reads nothing: nothing to prepare.
+                (Server::Postgres, _, Some(postgres)) => {
+                    extra_env.push((POSTGRES_PORT_ENV, postgres.port().to_string()))
+                }
+                (server, _, _) => {
+                    sample.error(format!("a resource case without its server ({server:?})"));
+                    return sample;
+                }
             }
             let client = if which == Impl::Sdk { "sdk" } else { "direct" };
-            extra_env.push((REDIS_PORT_ENV, redis.port().to_string()));
             extra_env.push((RESOURCE_CLIENT_ENV, client.to_string()));
         }
         let mut child = match spawn(bin, &self.socket, case, &log, counters.path(), &extra_env) {
@@ -491,6 +516,7 @@ fn prepare(redis: &Redis, op: ResourceOp) -> Result<(), String> {
     let command: &[&str] = match op {
         ResourceOp::CacheGet => &["SET", CACHE_KEY, CACHE_VALUE],
         ResourceOp::QueueSend => &["DEL", QUEUE_STREAM],
+        ResourceOp::SqlSelect => return Ok(()),
     };
     let answer = redis.command(command);
     if answer.starts_with('-') {
@@ -694,9 +720,10 @@ mod tests {
         assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 1 }));
         assert!(cases.iter().any(|c| c.shape == Shape::WsSend { batch: 100 }));
         assert!(cases.iter().any(|c| c.memory && c.events == 1_000_000));
-        for op in [ResourceOp::CacheGet, ResourceOp::QueueSend] {
+        for op in ResourceOp::ALL {
             let case = cases.iter().find(|c| c.shape == Shape::Resource { op }).unwrap();
             assert_eq!(case.shape.pairing(), Pairing::SdkHandleVsDirectClient);
+            assert_eq!(case.name, format!("{}/c16", op.label()));
         }
         let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
         names.sort();

@@ -13,8 +13,8 @@
 //!   shared file the harness reads their counts from.
 //!
 //! The constants here are what the load generator and both handlers agree
-//! on: the tags, the consumer batch, the WebSocket send, and the Redis
-//! resources of the resource-operation cases.
+//! on: the tags, the consumer batch, the WebSocket send, and the Redis and
+//! Postgres resources of the resource-operation cases.
 
 pub mod alloc;
 pub mod case;
@@ -56,6 +56,10 @@ pub const CACHE_TAG: &str = "POST::/cache-get";
 /// queue and answers [`QUEUE_ANSWER`].
 pub const QUEUE_TAG: &str = "POST::/queue-send";
 
+/// The HTTP tag whose handler runs [`SQL_QUERY`] once on the application's
+/// SQL database and answers [`SQL_ANSWER`].
+pub const SQL_TAG: &str = "POST::/sql-select";
+
 /// The key every cache-get event reads; the harness stores
 /// [`CACHE_VALUE`] there before each run.
 pub const CACHE_KEY: &str = "bench:cache-get:key";
@@ -79,18 +83,46 @@ pub const QUEUE_NAME: &str = "bench-sends";
 /// the runtime's local consumer reads).
 pub const QUEUE_STREAM: &str = "celerity:queue:bench-sends";
 
-/// The resource links of the handler built with the SDK: its one cache and
-/// its one queue, so that each is the default handle of its kind.
-pub const RESOURCE_LINKS: &str = r#"{"benchCache": {"type": "cache", "configKey": "benchCache"},
- "benchQueue": {"type": "queue", "configKey": "benchQueue"}}"#;
+/// The query every sql-select event runs: one round trip that reads no
+/// table, so that what is measured is the path to the database and back.
+pub const SQL_QUERY: &str = "SELECT 1";
 
-/// The port of the Redis on 127.0.0.1 the resource cases run against,
-/// given to (A) by the harness.
+/// The answer of a sql-select event: the value the query returned.
+pub const SQL_ANSWER: &str = "1";
+
+/// The user, password and database the sql-select events connect with:
+/// the test kit's Postgres superuser, its password and its database.
+pub const SQL_USER: &str = "celerity";
+
+/// See [`SQL_USER`].
+pub const SQL_PASSWORD: &str = "celerity";
+
+/// See [`SQL_USER`].
+pub const SQL_DATABASE: &str = "celerity";
+
+/// The most connections either side's pool opens: the credit of the
+/// sql-select case, so that no event waits for a connection.
+pub const SQL_POOL_MAX: u32 = 16;
+
+/// The resource links of the handler built with the SDK: its one cache,
+/// its one queue and its one SQL database, so that each is the default
+/// handle of its kind.
+pub const RESOURCE_LINKS: &str = r#"{"benchCache": {"type": "cache", "configKey": "benchCache"},
+ "benchQueue": {"type": "queue", "configKey": "benchQueue"},
+ "benchDb": {"type": "sqlDatabase", "configKey": "benchDb"}}"#;
+
+/// The port of the Redis on 127.0.0.1 the cache and queue cases run
+/// against, given to the handler by the harness.
 pub const REDIS_PORT_ENV: &str = "BENCH_REDIS_PORT";
 
+/// The port of the Postgres on 127.0.0.1 the sql-select case runs
+/// against, given to the handler by the harness.
+pub const POSTGRES_PORT_ENV: &str = "BENCH_POSTGRES_PORT";
+
 /// Which client the resource tags' handlers use: `sdk` (the default), the
-/// SDK's `Cache` and `Queue` handles; `direct`, the `redis` crate called
-/// directly on a `ConnectionManager` of the handler's own.
+/// SDK's `Cache`, `Queue` and `SqlDatabase` handles; `direct`, the client
+/// crate called directly: the `redis` crate on a `ConnectionManager` of
+/// the handler's own, sqlx on a `PgPool` of its own.
 pub const RESOURCE_CLIENT_ENV: &str = "BENCH_RESOURCE_CLIENT";
 
 /// The per-tag cap of [`CAPPED_TAGS`], read by both handlers.
@@ -113,7 +145,7 @@ pub const WS_MESSAGE: &str = r#"{"event":"bench"}"#;
 
 /// Every tag both handlers serve, and the blueprint declares.
 pub fn all_tags() -> Vec<&'static str> {
-    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG, CACHE_TAG, QUEUE_TAG];
+    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG, CACHE_TAG, QUEUE_TAG, SQL_TAG];
     tags.extend(CAPPED_TAGS);
     tags
 }

@@ -18,7 +18,8 @@ const USAGE: &str =
   --full         more events and rounds, and one million events for memory growth
   --filter S     only the cases whose name contains S, or one of S's comma-separated
                  parts (e.g. c256, 1KiB, ws/, memory, \"c1/0B/1tag,consumer\",
-                 \"cache-get,queue-send\": these two start a Redis of their own)
+                 \"cache-get,queue-send\": these two start a Redis of their own,
+                 sql-select a Postgres)
   --rounds N     rounds of A and B per case (default: 1 smoke, 3 quick, 5 full)
   --out FILE     also write the report (markdown) to FILE
   --no-build     do not run `cargo build` for the two handler binaries first
@@ -167,8 +168,8 @@ fn main() -> ExitCode {
     }
     if summaries.iter().any(|s| s.shape.pairing() == Pairing::SdkHandleVsDirectClient) {
         text.push_str(
-            "\n### Resource operations (A: the SDK's handle, B: the redis crate directly; both the SDK handler, \
-             per event)\n\n",
+            "\n### Resource operations (A: the SDK's handle, B: the client crate, redis or sqlx, directly; both the \
+             SDK handler, per event)\n\n",
         );
         text.push_str(&report::resource_table(&summaries));
     }

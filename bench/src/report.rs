@@ -292,7 +292,8 @@ pub struct Target {
 /// against (B) at credit 256 and 16, throughput at credit 256, p50 at
 /// credit 1, throughput with 64 KiB bodies, CPU per consumer batch,
 /// memory, and the CPU of a resource operation through the SDK's handle
-/// against the client crate called directly.
+/// against the client crate called directly (and the allocations of a
+/// `SELECT 1`).
 pub fn targets(summaries: &[Summary]) -> Vec<Target> {
     let cpu = |s: &Summary| ratio(s.a.cpu_us, s.b.cpu_us);
     let throughput = |s: &Summary| ratio(s.a.events_per_sec, s.b.events_per_sec);
@@ -355,6 +356,22 @@ pub fn targets(summaries: &[Summary]) -> Vec<Target> {
             &["cache-get/c16", "queue-send/c16"],
             cpu,
             at_most(1.05),
+        ),
+        bounded(
+            summaries,
+            "CPU per SELECT 1, SDK handle against sqlx directly",
+            "≤ 1.02 ×",
+            &["sql-select/c16"],
+            cpu,
+            at_most(1.02),
+        ),
+        bounded(
+            summaries,
+            "allocations per SELECT 1, SDK handle against sqlx directly",
+            "≤ 1.02 ×",
+            &["sql-select/c16"],
+            |s| ratio(s.a.allocs, s.b.allocs),
+            at_most(1.02),
         ),
     ];
 
@@ -477,6 +494,7 @@ mod tests {
         let results = [
             CaseResult { case: case("cache-get/c16"), a: vec![sample(10.4)], b: vec![sample(10.0)] },
             CaseResult { case: case("queue-send/c16"), a: vec![sample(11.0)], b: vec![sample(10.0)] },
+            CaseResult { case: case("sql-select/c16"), a: vec![sample(20.2)], b: vec![sample(20.0)] },
             CaseResult { case: case("http/c16/1KiB/1tag"), a: vec![sample(2.0)], b: vec![sample(1.0)] },
         ];
         let summaries = summarise(&results);
@@ -488,6 +506,9 @@ mod tests {
         let target = targets(&summaries).into_iter().find(|t| t.measure.starts_with("CPU per cache get")).unwrap();
         assert_eq!(target.met, Some(false), "1.10 is over 1.05");
         assert_eq!(target.measured, "1.04 (cache-get/c16), 1.10 (queue-send/c16)");
+        assert!(resources.contains("| sql-select/c16 | 20.20 | 20.00 | 1.01 |"), "{resources}");
+        let sql = targets(&summaries).into_iter().find(|t| t.measure.starts_with("CPU per SELECT 1")).unwrap();
+        assert_eq!((sql.met, sql.measured.as_str()), (Some(true), "1.01 (sql-select/c16)"));
     }
 
     #[test]

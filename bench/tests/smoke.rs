@@ -2,9 +2,11 @@
 //! matrix against both handlers, interleaved, checking only that every event
 //! was answered correctly, and that allocations and context switches were
 //! counted. No timing is asserted. The resource cases run against the test
-//! kit's Redis, which the harness starts (installing it where it must).
+//! kit's Redis and Postgres, which the harness starts (installing them where
+//! it must).
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use celerity_bench::harness::{self, Mode, Options, ResourceOp, Shape};
 use celerity_bench::{CACHE_KEY, CACHE_VALUE, QUEUE_STREAM};
@@ -26,6 +28,7 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
         Shape::WsSend { batch: 100 },
         Shape::Resource { op: ResourceOp::CacheGet },
         Shape::Resource { op: ResourceOp::QueueSend },
+        Shape::Resource { op: ResourceOp::SqlSelect },
     ] {
         assert!(results.iter().any(|r| r.case.shape == shape), "{shape:?} not run");
     }
@@ -77,4 +80,25 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
     for field in ["body", "order", "timestamp", "message_type"] {
         assert!(last.contains(field), "{field} missing from the last entry: {last}");
     }
+
+    // The Postgres side: every SELECT 1 of both runs was a transaction on
+    // the database `celerity` (each answer was checked too). The counts
+    // are the server's statistics, which a session writes when it is idle
+    // or ends: the handlers have exited, their sessions end on their own.
+    let postgres = servers::postgres();
+    let sql = results.iter().find(|r| r.case.shape == Shape::Resource { op: ResourceOp::SqlSelect }).unwrap();
+    let selects = 2 * (sql.case.warmup + sql.case.events);
+    let committed = || {
+        postgres
+            .psql("SELECT xact_commit FROM pg_stat_database WHERE datname = 'celerity'")
+            .parse::<u64>()
+            .expect("a count of transactions")
+    };
+    let started = Instant::now();
+    let mut seen = committed();
+    while seen < selects && started.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(200));
+        seen = committed();
+    }
+    assert!(seen >= selects, "{seen} transactions on the database `celerity` after {selects} SELECT 1s");
 }

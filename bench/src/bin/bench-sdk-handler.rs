@@ -10,14 +10,22 @@
 //! - `POST::/cache-get`: reads the key the body names from the application's
 //!   cache and answers with the value;
 //! - `POST::/queue-send`: sends the body as one message to the
-//!   application's queue and answers `sent`.
+//!   application's queue and answers `sent`;
+//! - `POST::/sql-select`: runs `SELECT 1` on the writer pool of the
+//!   application's SQL database and answers the value, `1`.
 //!
 //! The cache and the queue are on the Redis at 127.0.0.1:`BENCH_REDIS_PORT`
 //! (a local session's, `CELERITY_PLATFORM=local`; the cache recorded by host
-//! and port as a deployment records it), connected on first use.
-//! `BENCH_RESOURCE_CLIENT=direct` serves the two resource tags with the
-//! `redis` crate called directly instead, on a `ConnectionManager` made at
-//! start-up with the SDK's settings, writing the same commands: everything
+//! and port as a deployment records it), connected on first use. The SQL
+//! database is the Postgres at 127.0.0.1:`BENCH_POSTGRES_PORT`, recorded as
+//! a deployment records it (`benchDb_engine`, `_host`, `_port`, `_user`,
+//! `_password`, `_database`, `_ssl=false`, `_poolMax=16`), its pool made on
+//! first use. `BENCH_RESOURCE_CLIENT=direct` serves the three resource tags
+//! with the client crate called directly instead: the `redis` crate on a
+//! `ConnectionManager` made at start-up with the SDK's settings, writing
+//! the same commands, and sqlx (the SDK's, re-exported) on a `PgPool` made
+//! at start-up with the options the SDK's pool is made with, running the
+//! same query. Each connects only to the server the harness names. Everything
 //! else, the protocol path included, is the same binary doing the same
 //! work, so the difference in cost per event is the SDK's handles.
 //!
@@ -38,12 +46,15 @@ use celerity::resources::Links;
 use celerity::resources::cache::Cache;
 use celerity::resources::cache::redis::{self, AsyncCommands, aio::ConnectionManager};
 use celerity::resources::queue::{Message, Queue};
+use celerity::resources::sql::sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
+use celerity::resources::sql::{PoolSettings, SqlDatabase, sqlx};
 use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Bytes, HandlerKey, Registration};
 use celerity_bench::{
-    CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, QUEUE_ANSWER, QUEUE_NAME, QUEUE_STREAM,
-    QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, WS_MESSAGE, WS_TAG, tag_cap_from_env,
-    ws_batch_size, ws_connection_id,
+    CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, POSTGRES_PORT_ENV, QUEUE_ANSWER,
+    QUEUE_NAME, QUEUE_STREAM, QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, SQL_ANSWER, SQL_DATABASE,
+    SQL_PASSWORD, SQL_POOL_MAX, SQL_QUERY, SQL_TAG, SQL_USER, WS_MESSAGE, WS_TAG, tag_cap_from_env, ws_batch_size,
+    ws_connection_id,
 };
 
 /// Counts heap allocations for the harness (`celerity_bench::alloc`), as
@@ -90,8 +101,38 @@ async fn queue_send(queue: Queue, body: Bytes) -> Result<&'static str, HttpError
     Ok(QUEUE_ANSWER)
 }
 
+/// What `SELECT 1` answered: [`SQL_ANSWER`] when it was 1.
+fn selected(one: i32) -> Result<&'static str, HttpError> {
+    if one == 1 { Ok(SQL_ANSWER) } else { Err(HttpError::internal(format!("SELECT 1 answered {one}"))) }
+}
+
+/// (A) of the resource cases: one `SELECT 1` on the writer pool of the
+/// application's SQL database.
+async fn sql_select(db: SqlDatabase) -> Result<&'static str, HttpError> {
+    let pool: sqlx::PgPool = db.writer().await.map_err(|error| HttpError::internal(error.to_string()))?;
+    let one = sqlx::query_scalar::<_, i32>(SQL_QUERY)
+        .fetch_one(&pool)
+        .await
+        .map_err(|error| HttpError::internal(error.to_string()))?;
+    selected(one)
+}
+
 /// The direct client's connection, made at start-up.
 static DIRECT: OnceLock<ConnectionManager> = OnceLock::new();
+
+/// The direct client's pool, made at start-up.
+static DIRECT_SQL: OnceLock<sqlx::PgPool> = OnceLock::new();
+
+/// (B) of the resource cases: the same query on a pool of the handler's
+/// own, through sqlx directly.
+async fn sql_select_direct() -> Result<&'static str, HttpError> {
+    let pool = DIRECT_SQL.get().cloned().ok_or_else(|| HttpError::internal("the direct pool is not connected"))?;
+    let one = sqlx::query_scalar::<_, i32>(SQL_QUERY)
+        .fetch_one(&pool)
+        .await
+        .map_err(|error| HttpError::internal(error.to_string()))?;
+    selected(one)
+}
 
 fn direct() -> Result<ConnectionManager, HttpError> {
     DIRECT.get().cloned().ok_or_else(|| HttpError::internal("the direct client is not connected"))
@@ -134,22 +175,43 @@ fn redis_port() -> String {
     std::env::var(REDIS_PORT_ENV).unwrap_or_else(|_| "6379".to_string())
 }
 
+/// The Postgres of the sql-select case (the default port when the harness
+/// gives none, as for Redis).
+fn postgres_port() -> u16 {
+    std::env::var(POSTGRES_PORT_ENV).ok().and_then(|port| port.parse().ok()).unwrap_or(5432)
+}
+
 /// The application's configuration: its cache and queue on the bench's
-/// Redis, as a local session records them. Built in, so that the harness
-/// passes no `CELERITY_*` variable and every case's (A) reads the same.
+/// Redis, as a local session records them, and its SQL database on the
+/// bench's Postgres, as a deployment records one. Built in, so that the
+/// harness passes no `CELERITY_*` variable and every case's (A) reads the
+/// same. `CELERITY_RUNTIME`: the deployment is long-running, as it is
+/// under the runtime (the process's own `CELERITY_RUNTIME_SOCKET` is not
+/// this configuration's environment), which sizes the SQL pools.
 fn configuration() -> Configuration {
     let links = Links::from_json(RESOURCE_LINKS.as_bytes(), "the bench's links").expect("the bench's links parse");
     let port = redis_port();
+    let postgres_port = postgres_port().to_string();
+    let pool_max = SQL_POOL_MAX.to_string();
     let values = Values::from_pairs([
         ("benchCache_host", "127.0.0.1"),
         ("benchCache_port", port.as_str()),
         ("benchCache_tls", "false"),
         ("benchQueue", QUEUE_NAME),
+        ("benchDb_engine", "postgres"),
+        ("benchDb_host", "127.0.0.1"),
+        ("benchDb_port", postgres_port.as_str()),
+        ("benchDb_user", SQL_USER),
+        ("benchDb_password", SQL_PASSWORD),
+        ("benchDb_database", SQL_DATABASE),
+        ("benchDb_ssl", "false"),
+        ("benchDb_poolMax", pool_max.as_str()),
     ]);
     Configuration::builder()
         .links(links)
         .values("resources", values)
         .env("CELERITY_PLATFORM", "local")
+        .env("CELERITY_RUNTIME", "1")
         .env("CELERITY_REDIS_ENDPOINT", &format!("redis://127.0.0.1:{port}/"))
         .build()
 }
@@ -166,6 +228,32 @@ async fn connect_direct() -> Result<(), redis::RedisError> {
     Ok(())
 }
 
+/// Makes the direct client's pool as the SDK's handle makes its writer
+/// pool: the same connection options (`new_without_pgpass`, TLS off), the
+/// same sizes and lifetimes (a long-running deployment's, at most
+/// [`SQL_POOL_MAX`] connections), made lazily and then its first
+/// connection opened.
+async fn connect_direct_sql() -> Result<(), sqlx::Error> {
+    let options = PgConnectOptions::new_without_pgpass()
+        .host("127.0.0.1")
+        .port(postgres_port())
+        .username(SQL_USER)
+        .password(SQL_PASSWORD)
+        .database(SQL_DATABASE)
+        .ssl_mode(PgSslMode::Disable);
+    let settings = PoolSettings::RUNTIME;
+    let pool = PgPoolOptions::new()
+        .max_connections(SQL_POOL_MAX)
+        .min_connections(settings.min_connections)
+        .idle_timeout(settings.idle_timeout)
+        .max_lifetime(settings.max_lifetime)
+        .acquire_timeout(settings.acquire_timeout)
+        .connect_lazy_with(options);
+    drop(pool.acquire().await?);
+    let _ = DIRECT_SQL.set(pool);
+    Ok(())
+}
+
 fn main() -> ExitCode {
     celerity_bench::alloc::attach_from_env();
     let cap = tag_cap_from_env();
@@ -179,13 +267,24 @@ fn main() -> ExitCode {
             .http(WS_TAG, ws_send);
         if direct {
             // On the application's runtime, as a handle's first use
-            // connects: the connection's driver runs there.
-            if let Err(error) = connect_direct().await {
+            // connects: the connection's driver and the pool's tasks run
+            // there. Only to the server the harness names.
+            if std::env::var_os(REDIS_PORT_ENV).is_some()
+                && let Err(error) = connect_direct().await
+            {
                 return Err(celerity::Error::msg(format!("the direct client cannot connect: {error}")));
             }
-            app = app.http(CACHE_TAG, cache_get_direct).http(QUEUE_TAG, queue_send_direct);
+            if std::env::var_os(POSTGRES_PORT_ENV).is_some()
+                && let Err(error) = connect_direct_sql().await
+            {
+                return Err(celerity::Error::msg(format!("the direct pool cannot connect: {error}")));
+            }
+            app = app
+                .http(CACHE_TAG, cache_get_direct)
+                .http(QUEUE_TAG, queue_send_direct)
+                .http(SQL_TAG, sql_select_direct);
         } else {
-            app = app.http(CACHE_TAG, cache_get).http(QUEUE_TAG, queue_send);
+            app = app.http(CACHE_TAG, cache_get).http(QUEUE_TAG, queue_send).http(SQL_TAG, sql_select);
         }
         for tag in CAPPED_TAGS {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
