@@ -8,7 +8,7 @@ mod sealed {
 }
 
 /// A sqlx database a [`SqlDatabase`](super::SqlDatabase) gives pools of:
-/// [`sqlx::Postgres`] (the `sql-postgres` feature) and [`sqlx::MySql`]
+/// `sqlx::Postgres` (the `sql-postgres` feature) and `sqlx::MySql`
 /// (`sql-mysql`). Sealed: the SDK connects only what it knows how to.
 pub trait Engine: sqlx::Database + sealed::Sealed {
     /// The engine the deployment records for this database.

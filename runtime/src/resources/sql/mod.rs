@@ -110,7 +110,7 @@ impl SqlDatabase {
     }
 
     /// The pool on the endpoint that takes writes. `DB` is the engine the
-    /// deployment recorded: [`sqlx::Postgres`] or [`sqlx::MySql`]; asking
+    /// deployment recorded: `sqlx::Postgres` or `sqlx::MySql`; asking
     /// for another is an error naming both.
     ///
     /// ```
