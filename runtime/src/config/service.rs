@@ -251,7 +251,7 @@ impl Configuration {
     }
 
     /// Closes `close` when the application ends, after its handlers.
-    #[allow(dead_code)]
+    #[cfg(sql)]
     pub(crate) fn on_close(&self, close: BoxFuture<'static, ()>) {
         self.inner.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(close);
     }

@@ -391,10 +391,3 @@ impl fmt::Debug for SqlDatabase {
         f.debug_struct("SqlDatabase").field("name", &self.name()).finish_non_exhaustive()
     }
 }
-
-impl fmt::Debug for Resolved {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Never the password.
-        f.debug_struct("Resolved").field("settings", &self.settings).finish_non_exhaustive()
-    }
-}
