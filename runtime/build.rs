@@ -12,7 +12,7 @@ fn main() {
     };
     let aliases: [(&str, &[&str]); 4] = [
         ("messaging", &["queue", "topic"]),
-        ("resource_operations", &["queue", "topic", "cache", "sql-postgres", "sql-mysql"]),
+        ("resource_operations", &["queue", "topic", "cache", "sql-postgres", "sql-mysql", "bucket", "datastore"]),
         ("session_redis", &["queue", "topic", "cache"]),
         ("sql", &["sql-postgres", "sql-mysql"]),
     ];

@@ -89,6 +89,25 @@ pub struct Endpoints {
     /// database, as a URL (`postgres://celerity:celerity@localhost:5432/celerity`
     /// when unset).
     pub sql: Option<String>,
+    /// `CELERITY_AWS_S3_ENDPOINT`: an S3-compatible server for buckets
+    /// (MinIO in a `celerity dev` session; else `AWS_ENDPOINT_URL`).
+    pub s3: Option<String>,
+    /// `CELERITY_AWS_DYNAMODB_ENDPOINT`: a DynamoDB API server for
+    /// datastores (DynamoDB Local in a `celerity dev` session; else
+    /// `AWS_ENDPOINT_URL`).
+    pub dynamodb: Option<String>,
+    /// `CELERITY_LOCAL_BUCKET_ACCESS_KEY`: the access key of a local
+    /// session's S3-compatible server.
+    pub bucket_access_key: Option<String>,
+    /// `CELERITY_LOCAL_BUCKET_SECRET_KEY`: its secret key.
+    pub bucket_secret_key: Option<String>,
+    /// `CELERITY_LOCAL_BUCKET_DIR`: in a local session with no S3 endpoint,
+    /// the folder that holds the buckets, one folder each (what
+    /// `celerity-dev run` gives on a machine with no S3 server).
+    pub bucket_dir: Option<String>,
+    /// `CELERITY_LOCAL_DATASTORE_DIR`: in a local session with no DynamoDB
+    /// endpoint, the folder that holds the datastores, one file each.
+    pub datastore_dir: Option<String>,
 }
 
 impl Endpoints {
@@ -99,6 +118,12 @@ impl Endpoints {
             sqs: read("CELERITY_AWS_SQS_ENDPOINT"),
             sns: read("CELERITY_AWS_SNS_ENDPOINT"),
             sql: read("CELERITY_LOCAL_SQL_DATABASE_ENDPOINT"),
+            s3: read("CELERITY_AWS_S3_ENDPOINT"),
+            dynamodb: read("CELERITY_AWS_DYNAMODB_ENDPOINT"),
+            bucket_access_key: read("CELERITY_LOCAL_BUCKET_ACCESS_KEY"),
+            bucket_secret_key: read("CELERITY_LOCAL_BUCKET_SECRET_KEY"),
+            bucket_dir: read("CELERITY_LOCAL_BUCKET_DIR"),
+            datastore_dir: read("CELERITY_LOCAL_DATASTORE_DIR"),
         }
     }
 }

@@ -1,38 +1,13 @@
-//! What SQS and SNS share: an AWS SDK error as a resource's failure, and
+//! What SQS and SNS share: attributes as their requests carry them, and
 //! the answer to a batch read back onto its entries.
-
-use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
-use aws_smithy_runtime_api::client::result::SdkError;
-use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 
 use std::collections::{BTreeMap, HashMap};
 
 use aws_smithy_types::error::operation::BuildError;
 
+use super::aws_fault::unbuilt;
 use super::batch::EntryOutcome;
-use super::error::{Fault, ResourceErrorKind};
-use crate::aws::describe_error;
-
-/// The failure `error` is: refused, with the service's code, where the
-/// service answered; invalid where the request could not be built; else
-/// unreachable (a connection refused, a timeout, an answer cut short).
-pub(crate) fn fault<E>(error: &SdkError<E, HttpResponse>) -> Fault
-where
-    E: std::error::Error + ProvideErrorMetadata + 'static,
-{
-    let kind = match error {
-        SdkError::ServiceError(_) => ResourceErrorKind::Refused,
-        SdkError::ConstructionFailure(_) => ResourceErrorKind::Invalid,
-        _ => ResourceErrorKind::Unreachable,
-    };
-    Fault::new(kind, error.code(), describe_error(error))
-}
-
-/// A request the AWS SDK would not build: one of the SDK's own making, as
-/// every field it requires is set.
-pub(crate) fn unbuilt(error: BuildError) -> Fault {
-    Fault::new(ResourceErrorKind::Invalid, Some("InvalidRequest"), error.to_string())
-}
+use super::error::Fault;
 
 /// A message's attributes as the service's request carries them, each
 /// value made by `build` (of the service's own type), or none.

@@ -33,6 +33,16 @@ pub enum ResourceErrorKind {
     /// The service answered with something that is not what was asked
     /// for: a cached value that is not UTF-8 text, read as a `String`.
     Malformed,
+    /// What the operation names does not exist: an object no bucket key
+    /// holds, an item to update that is not there.
+    NotFound,
+    /// A write's condition did not hold, so nothing was written: the item
+    /// exists where it must not, its revision has moved on, an attribute
+    /// differs.
+    ConditionFailed,
+    /// The service refused for now, over its throughput or request rate;
+    /// the same request may pass later.
+    Throttled,
 }
 
 /// A resource operation that failed: the resource and the operation it
@@ -56,6 +66,7 @@ pub struct ResourceError {
     kind: ResourceErrorKind,
     code: Option<String>,
     message: String,
+    key: Option<String>,
 }
 
 impl ResourceError {
@@ -67,7 +78,21 @@ impl ResourceError {
             kind: fault.kind,
             code: fault.code,
             message: fault.message,
+            key: None,
         }
+    }
+
+    /// The error about the object or item at `key`.
+    #[cfg_attr(not(any(feature = "bucket", feature = "datastore")), allow(dead_code))]
+    pub(crate) fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The key of the object or item the operation was about, where it was
+    /// about one: a bucket's object key, a datastore item's key as text.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The blueprint resource's name.
@@ -106,7 +131,11 @@ impl ResourceError {
 
 impl fmt::Display for ResourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} the {} `{}`: {}", self.operation, self.resource_kind, self.resource, self.message)
+        write!(f, "{} the {} `{}`", self.operation, self.resource_kind, self.resource)?;
+        if let Some(key) = &self.key {
+            write!(f, " at key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
@@ -162,6 +191,12 @@ mod tests {
         assert_eq!(error.to_string(), "sending to the queue `ordersQueue`: the message is 300000 bytes");
         assert_eq!(error.code(), Some("MessageTooLarge"));
         assert_eq!(error.kind(), ResourceErrorKind::Invalid);
+        let at = error.clone().with_key("orders/7.json");
+        assert_eq!(at.key(), Some("orders/7.json"));
+        assert_eq!(
+            at.to_string(),
+            "sending to the queue `ordersQueue` at key `orders/7.json`: the message is 300000 bytes"
+        );
         let converted: crate::error::Error = error.into();
         assert_eq!(converted.type_name(), "ResourceError");
     }

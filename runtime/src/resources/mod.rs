@@ -35,6 +35,8 @@
 mod auth_mode;
 #[cfg(any(feature = "cache-aws", feature = "sql-aws"))]
 pub(crate) mod aws_auth;
+#[cfg(any(feature = "queue-aws", feature = "topic-aws", feature = "bucket", feature = "datastore"))]
+pub(crate) mod aws_fault;
 #[cfg(any(feature = "queue-aws", feature = "topic-aws"))]
 mod aws_messaging;
 #[cfg(messaging)]
