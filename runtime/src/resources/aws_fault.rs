@@ -26,12 +26,14 @@ where
 }
 
 /// The kind of a refusal with the service's `code`. Only codes that say
-/// the same thing on every service of the kind are read: S3's and
-/// DynamoDB's names for a missing object, a failed precondition and too
-/// many requests.
+/// the same thing on every service are read: S3's and DynamoDB's names for
+/// a missing object, a failed precondition, and too many requests. Not
+/// `NotFound`, which S3 answers a `HEAD` of a missing object with but SNS
+/// a topic that does not exist: a resource the deployment got wrong, not
+/// data that is absent.
 fn answered(code: Option<&str>) -> ResourceErrorKind {
     match code {
-        Some("NoSuchKey" | "NotFound" | "NoSuchVersion") => ResourceErrorKind::NotFound,
+        Some("NoSuchKey" | "NoSuchVersion") => ResourceErrorKind::NotFound,
         Some("ConditionalCheckFailedException" | "PreconditionFailed" | "TransactionConflictException") => {
             ResourceErrorKind::ConditionFailed
         }
@@ -66,5 +68,6 @@ mod tests {
         assert_eq!(answered(Some("SlowDown")), ResourceErrorKind::Throttled);
         assert_eq!(answered(Some("AccessDenied")), ResourceErrorKind::Refused);
         assert_eq!(answered(None), ResourceErrorKind::Refused);
+        assert_eq!(answered(Some("NotFound")), ResourceErrorKind::Refused);
     }
 }

@@ -85,6 +85,8 @@ impl Message {
 }
 
 impl Outgoing for Message {
+    type Local = super::stream::Stream;
+
     fn checked_size(&self) -> Result<usize, Fault> {
         if let Some(delay) = self.delay
             && delay > MAX_DELAY

@@ -111,7 +111,7 @@ impl Queue {
 
 /// Where queues are served: locally on the session's Redis, on AWS by SQS.
 static BACKENDS: Backends<Message> =
-    Backends { kinds: "queues", local: |redis, name| Arc::new(stream::Stream::new(redis, name)), aws };
+    Backends { kinds: "queues", aws };
 
 #[cfg(feature = "queue-aws")]
 fn aws(resource: &ResourceRef) -> BoxFuture<'_, Result<Arc<dyn Backend<Message>>, Fault>> {

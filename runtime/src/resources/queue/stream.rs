@@ -10,7 +10,7 @@ use super::Message;
 use crate::future::BoxFuture;
 use crate::resources::batch::{Chunking, EntryOutcome};
 use crate::resources::error::{Fault, ResourceErrorKind};
-use crate::resources::sending::Backend;
+use crate::resources::sending::{Backend, LocalBackend};
 use crate::resources::session_redis::SessionRedis;
 
 /// The stream of the queue `name`, byte for byte the key the runtime's
@@ -29,11 +29,6 @@ pub(crate) struct Stream {
     key: String,
 }
 
-impl Stream {
-    pub(crate) fn new(redis: Arc<SessionRedis>, name: &str) -> Self {
-        Stream { redis, key: stream_key(name) }
-    }
-}
 
 /// Writes the fields of the entry for `message` into `command`, as the
 /// runtime's consumer reads them: `body`, `timestamp` (Unix seconds;
@@ -74,9 +69,19 @@ fn xadd(key: &str, message: &Message, now: SystemTime) -> redis::Cmd {
     command
 }
 
+impl LocalBackend<Message> for Stream {
+    fn new(redis: Arc<SessionRedis>, name: &str) -> Self {
+        Stream { redis, key: stream_key(name) }
+    }
+
+    async fn send_unboxed(&self, message: &Message) -> Result<String, Fault> {
+        self.redis.query(&xadd(&self.key, message, SystemTime::now())).await
+    }
+}
+
 impl Backend<Message> for Stream {
     fn send<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<String, Fault>> {
-        Box::pin(async move { self.redis.query(&xadd(&self.key, message, SystemTime::now())).await })
+        Box::pin(self.send_unboxed(message))
     }
 
     fn chunking(&self) -> Chunking {

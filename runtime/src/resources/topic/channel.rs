@@ -10,7 +10,7 @@ use super::Message;
 use crate::future::BoxFuture;
 use crate::resources::batch::{Chunking, EntryOutcome};
 use crate::resources::error::Fault;
-use crate::resources::sending::Backend;
+use crate::resources::sending::{Backend, LocalBackend};
 use crate::resources::session_redis::SessionRedis;
 
 /// The channel of the topic `name`, byte for byte the one the runtime's
@@ -51,11 +51,6 @@ pub(crate) struct Channel {
     key: String,
 }
 
-impl Channel {
-    pub(crate) fn new(redis: Arc<SessionRedis>, name: &str) -> Self {
-        Channel { redis, key: channel_key(name) }
-    }
-}
 
 fn publish(key: &str, payload: String) -> redis::Cmd {
     let mut command = redis::cmd("PUBLISH");
@@ -63,13 +58,21 @@ fn publish(key: &str, payload: String) -> redis::Cmd {
     command
 }
 
+impl LocalBackend<Message> for Channel {
+    fn new(redis: Arc<SessionRedis>, name: &str) -> Self {
+        Channel { redis, key: channel_key(name) }
+    }
+
+    async fn send_unboxed(&self, message: &Message) -> Result<String, Fault> {
+        let (message_id, payload) = envelope(message);
+        self.redis.query::<i64>(&publish(&self.key, payload)).await?;
+        Ok(message_id)
+    }
+}
+
 impl Backend<Message> for Channel {
     fn send<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<String, Fault>> {
-        Box::pin(async move {
-            let (message_id, payload) = envelope(message);
-            self.redis.query::<i64>(&publish(&self.key, payload)).await?;
-            Ok(message_id)
-        })
+        Box::pin(self.send_unboxed(message))
     }
 
     fn chunking(&self) -> Chunking {

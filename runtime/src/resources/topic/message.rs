@@ -78,6 +78,8 @@ impl Message {
 }
 
 impl Outgoing for Message {
+    type Local = super::channel::Channel;
+
     fn checked_size(&self) -> Result<usize, Fault> {
         if let Some(subject) = &self.subject {
             if subject.is_empty() || subject.chars().count() > MAX_SUBJECT_CHARS {
