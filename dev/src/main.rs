@@ -35,6 +35,9 @@
 //! the one that variable names, else one answering at `localhost:5432`,
 //! else one it starts for the session from `initdb` and `postgres`; without
 //! any, the handler's queries fail, which it warns of (`session_postgres`).
+//! Buckets and datastores are the S3 and DynamoDB APIs the environment
+//! names, else folders on disk that the SDK keeps them in
+//! (`session_storage`).
 //!
 //! Every event is logged with its id, tag, outcome and latency. When the
 //! handler exits, so does `celerity-dev`, saying why; nothing is restarted
@@ -51,6 +54,7 @@ mod queues;
 mod session_postgres;
 mod session_redis;
 mod session_server;
+mod session_storage;
 mod sources;
 mod stores;
 mod websocket;
@@ -458,6 +462,7 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
     // them stops when it returns.
     let session_redis = session_redis::open(&app).await?;
     let session_postgres = session_postgres::open(&app).await?;
+    let session_storage = session_storage::open(&app, &binary)?;
     let redis = session_redis.redis();
     let provisioned = stores::provision(&app.resources, redis)?;
     for line in &provisioned.lines {
@@ -472,6 +477,7 @@ async fn run(options: RunOptions) -> Result<ExitCode, String> {
         .envs(provisioned.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .envs(session_redis.handler_env())
         .envs(session_postgres.handler_env())
+        .envs(session_storage.handler_env())
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .spawn()

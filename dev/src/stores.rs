@@ -83,11 +83,11 @@ pub fn provision(declared: &Declared, redis: Option<&Redis>) -> Result<Provision
     }
 
     if !declared.links.is_empty() {
-        let recorded: Map<String, Value> = declared
-            .links
-            .iter()
-            .map(|link| (link.config_key.clone(), Value::String(link.config_key.clone())))
-            .collect();
+        let mut recorded: Map<String, Value> = Map::new();
+        for link in &declared.links {
+            recorded.insert(link.config_key.clone(), Value::String(link.config_key.clone()));
+            recorded.extend(link.recorded_fields().into_iter().map(|(key, value)| (key, Value::String(value))));
+        }
         let (id, place) = write(&target, RESOURCES_STORE, &recorded)?;
         env.push(("CELERITY_CONFIG_RESOURCES_STORE_ID".into(), id));
         if matches!(target, Target::Files(_)) {

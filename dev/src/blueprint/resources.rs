@@ -116,6 +116,36 @@ pub fn read(value: &Value) -> Result<Declared, Vec<Problem>> {
     if problems.is_empty() { Ok(declared) } else { Err(problems) }
 }
 
+impl Linked {
+    /// What a local session records for the resource beside its
+    /// identifier, as `(<configKey>_<field>, value)`: for a datastore, the
+    /// key attributes its blueprint declares (`spec.keys.partitionKey` and
+    /// `sortKey`) and their DynamoDB types, `S`, `N` or `B`, from
+    /// `spec.schema.fields` (text where the schema does not say), which a
+    /// datastore kept in a file has no table to read them from.
+    pub fn recorded_fields(&self) -> Vec<(String, String)> {
+        let mut fields = Vec::new();
+        if self.kind != "datastore" {
+            return fields;
+        }
+        let keys = self.spec.get("keys");
+        let schema = self.spec.get("schema").and_then(|schema| schema.get("fields"));
+        for (role, field) in [("partitionKey", "_partitionKey"), ("sortKey", "_sortKey")] {
+            let Some(name) = keys.and_then(|keys| keys.get(role)).and_then(Value::as_str) else { continue };
+            let declared = schema.and_then(|fields| fields.get(name));
+            let declared = declared.and_then(|field| field.as_str().or_else(|| field.get("type")?.as_str()));
+            let kind = match declared.map(str::to_ascii_lowercase).as_deref() {
+                Some("number" | "integer" | "int" | "float" | "decimal") => "N",
+                Some("binary" | "bytes") => "B",
+                _ => "S",
+            };
+            fields.push((format!("{}{field}", self.config_key), name.to_owned()));
+            fields.push((format!("{}{field}Type", self.config_key), kind.to_owned()));
+        }
+        fields
+    }
+}
+
 /// The links file's JSON for `links`.
 pub fn links_json(links: &[Linked]) -> String {
     let links: BTreeMap<&str, Value> = links
@@ -132,6 +162,38 @@ mod tests {
 
     fn declared(yaml: &str) -> Result<Declared, Vec<Problem>> {
         read(&document::read(yaml, Format::Yaml).unwrap().value)
+    }
+
+    #[test]
+    fn a_datastore_records_its_key_attributes_and_their_types() {
+        let declared = declared(
+            "resources:
+  orders:
+    type: celerity/datastore
+    spec:
+      name: orders-table
+      keys: { partitionKey: customerId, sortKey: placedAt }
+      schema: { fields: { customerId: string, placedAt: number } }
+  sessions: { type: celerity/datastore, spec: { keys: { partitionKey: id } } }
+  receipts: { type: celerity/bucket }
+",
+        )
+        .unwrap();
+        let fields = |name: &str| declared.links.iter().find(|link| link.name == name).unwrap().recorded_fields();
+        let pairs = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        assert_eq!(
+            fields("orders"),
+            pairs(&[
+                ("orders-table_partitionKey", "customerId"),
+                ("orders-table_partitionKeyType", "S"),
+                ("orders-table_sortKey", "placedAt"),
+                ("orders-table_sortKeyType", "N"),
+            ])
+        );
+        assert_eq!(fields("sessions"), pairs(&[("sessions_partitionKey", "id"), ("sessions_partitionKeyType", "S")]));
+        assert!(fields("receipts").is_empty());
     }
 
     #[test]
