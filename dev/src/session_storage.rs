@@ -3,15 +3,14 @@
 //!
 //! A blueprint that declares a `celerity/bucket` is served, in this order:
 //!
-//! 1. by the S3 API the environment names (`CELERITY_AWS_S3_ENDPOINT`, else
-//!    `AWS_ENDPOINT_URL`), such as `celerity dev`'s MinIO: the handler
-//!    inherits the variable and its SDK uses it;
+//! 1. by the S3 API the environment names (`CELERITY_AWS_S3_ENDPOINT`),
+//!    such as `celerity dev`'s MinIO: the handler inherits the variable and
+//!    its SDK uses it;
 //! 2. else by folders on disk, one per bucket, in the session's data folder,
 //!    given to the handler as `CELERITY_LOCAL_BUCKET_DIR`.
 //!
 //! A `celerity/datastore` likewise: the DynamoDB API the environment names
-//! (`CELERITY_AWS_DYNAMODB_ENDPOINT`, else `AWS_ENDPOINT_URL`), such as
-//! DynamoDB Local, else a file per datastore in the session's data folder
+//! (`CELERITY_AWS_DYNAMODB_ENDPOINT`), such as DynamoDB Local, else a file per datastore in the session's data folder
 //! (`CELERITY_LOCAL_DATASTORE_DIR`). The SDK keeps a datastore's items
 //! there, by the keys the blueprint declares for it.
 //!
@@ -42,8 +41,10 @@ struct Kind {
     plural: &'static str,
     /// The API it is served by, as the log names it.
     api: &'static str,
-    /// The variables that name that API's endpoint, in the SDK's order.
-    endpoints: [&'static str; 2],
+    /// The variable that names that API's endpoint in a local session.
+    /// Only the kind's own: `AWS_ENDPOINT_URL` names where AWS is, which a
+    /// local session's SDK does not read for its buckets and datastores.
+    endpoint: &'static str,
     /// The variable giving the handler the stand-in's folder.
     folder_env: &'static str,
     /// The stand-in's folder, under the data folder.
@@ -54,7 +55,7 @@ const BUCKETS: Kind = Kind {
     link: "bucket",
     plural: "buckets",
     api: "S3",
-    endpoints: ["CELERITY_AWS_S3_ENDPOINT", "AWS_ENDPOINT_URL"],
+    endpoint: "CELERITY_AWS_S3_ENDPOINT",
     folder_env: ENV_BUCKET_DIR,
     folder: "buckets",
 };
@@ -63,7 +64,7 @@ const DATASTORES: Kind = Kind {
     link: "datastore",
     plural: "datastores",
     api: "DynamoDB",
-    endpoints: ["CELERITY_AWS_DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL"],
+    endpoint: "CELERITY_AWS_DYNAMODB_ENDPOINT",
     folder_env: ENV_DATASTORE_DIR,
     folder: "datastores",
 };
@@ -93,12 +94,10 @@ impl SessionStorage {
 /// Decides how `kind` is served, from the variables `var` reads, with the
 /// data folder `data`.
 fn serve(kind: &Kind, var: &dyn Fn(&str) -> Option<String>, data: &Path) -> Served {
-    for variable in kind.endpoints {
-        if let Some(endpoint) = var(variable) {
-            return Served::Api { variable, endpoint };
-        }
+    match var(kind.endpoint) {
+        Some(endpoint) => Served::Api { variable: kind.endpoint, endpoint },
+        None => Served::Folder(data.join(kind.folder)),
     }
-    Served::Folder(data.join(kind.folder))
 }
 
 /// The session's data folder.
@@ -147,7 +146,7 @@ pub fn open(app: &App, binary: &Path) -> Result<SessionStorage, String> {
                     "the {} {names}: kept in {} ({} names no {} API; set it to use one)",
                     kind.plural,
                     folder.display(),
-                    kind.endpoints[0],
+                    kind.endpoint,
                     kind.api
                 ));
                 env.push((kind.folder_env, folder.display().to_string()));
@@ -166,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn a_named_api_is_used_before_the_stand_in() {
+    fn the_kinds_own_api_is_used_before_the_stand_in() {
         let data = Path::new("/data");
         let own = reading(&[("CELERITY_AWS_S3_ENDPOINT", "http://minio:9000"), ("AWS_ENDPOINT_URL", "http://aws")]);
         assert_eq!(
@@ -174,10 +173,7 @@ mod tests {
             Served::Api { variable: "CELERITY_AWS_S3_ENDPOINT", endpoint: "http://minio:9000".into() }
         );
         let shared = reading(&[("AWS_ENDPOINT_URL", "http://aws")]);
-        assert_eq!(
-            serve(&DATASTORES, &shared, data),
-            Served::Api { variable: "AWS_ENDPOINT_URL", endpoint: "http://aws".into() }
-        );
+        assert_eq!(serve(&DATASTORES, &shared, data), Served::Folder(PathBuf::from("/data/datastores")));
         assert_eq!(serve(&DATASTORES, &reading(&[]), data), Served::Folder(PathBuf::from("/data/datastores")));
         assert_eq!(serve(&BUCKETS, &reading(&[]), data), Served::Folder(PathBuf::from("/data/buckets")));
     }
