@@ -232,9 +232,16 @@ pub fn moto_refusing_credentials() -> &'static Moto {
     MOTO.get_or_init(|| start_moto(&[("INITIAL_NO_AUTH_ACTION_COUNT", "0")]))
 }
 
+/// The moto the tests need: 5.2.6 is the first whose S3 answers a
+/// completed multipart upload with the element S3 answers it with
+/// (`CompleteMultipartUploadResult`), which the AWS SDK reads.
+const MOTO: &str = "moto[server]>=5.2.6";
+const MOTO_OLDEST: (u32, u32, u32) = (5, 2, 6);
+
 fn start_moto(env: &[(&str, &str)]) -> Moto {
     {
-        let binary = installed("moto_server", &["moto_server"], || pip_install("moto[server]"));
+        installed("moto_server", &["moto_server"], || pip_install(MOTO));
+        let binary = moto_at_least_oldest();
         let port = free_port();
         let mut command = Command::new(binary);
         command.args(["-H", "127.0.0.1", "-p", &port.to_string()]).envs(env.iter().copied());
@@ -248,6 +255,36 @@ fn start_moto(env: &[(&str, &str)]) -> Moto {
         });
         Moto { port }
     }
+}
+
+/// The installed moto's version, as the Python that runs `moto_server`
+/// (the test servers' own virtual environment's, where it is there, else
+/// the machine's) reports it.
+fn moto_version() -> Option<(u32, u32, u32)> {
+    let venv = servers_venv().join("bin/python");
+    let python = if venv.is_file() { venv } else { find(&["python3", "python"])? };
+    let output = Command::new(python)
+        .args(["-c", "import importlib.metadata as m; print(m.version('moto'))"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut parts = text.trim().split('.').map(|part| part.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??, parts.next().flatten().unwrap_or(0)))
+}
+
+/// `moto_server`, upgraded first where the installed moto is older than
+/// the tests need, under the install lock.
+fn moto_at_least_oldest() -> PathBuf {
+    if moto_version().is_some_and(|version| version < MOTO_OLDEST) {
+        let _lock = InstallLock::take();
+        if moto_version().is_some_and(|version| version < MOTO_OLDEST)
+            && let Err(error) = pip_install(MOTO)
+        {
+            panic!("moto_server is needed by this test at {MOTO}, is older, and could not be upgraded: {error}");
+        }
+    }
+    find(&["moto_server"]).unwrap_or_else(|| panic!("moto_server is needed by this test and was not found"))
 }
 
 /// A port on 127.0.0.1 that nothing listens on now.

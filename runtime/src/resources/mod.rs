@@ -41,6 +41,8 @@ pub(crate) mod aws_fault;
 mod aws_messaging;
 #[cfg(messaging)]
 pub(crate) mod batch;
+#[cfg(feature = "bucket")]
+pub mod bucket;
 #[cfg(feature = "cache")]
 pub mod cache;
 #[cfg(resource_operations)]

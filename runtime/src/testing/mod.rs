@@ -243,6 +243,8 @@
 //! resize, shut down) is recorded too: [`TestApp::app_requests`].
 
 mod app;
+#[cfg(feature = "bucket")]
+mod bucket;
 #[cfg(feature = "cache")]
 mod cache;
 #[cfg(feature = "cache")]
@@ -268,6 +270,8 @@ mod tests;
 use std::future::IntoFuture;
 
 pub use app::{AppRequest, Call, CallHandle, TestApp};
+#[cfg(feature = "bucket")]
+pub use bucket::TestBucket;
 #[cfg(feature = "cache")]
 pub use cache::TestCache;
 pub use consumer::TestBatch;
