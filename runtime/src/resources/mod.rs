@@ -45,6 +45,8 @@ pub(crate) mod batch;
 pub mod bucket;
 #[cfg(feature = "cache")]
 pub mod cache;
+#[cfg(feature = "datastore")]
+pub mod datastore;
 #[cfg(resource_operations)]
 mod error;
 mod handle;

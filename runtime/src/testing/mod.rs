@@ -251,6 +251,8 @@ mod cache;
 mod cache_memory;
 mod consumer;
 mod custom;
+#[cfg(feature = "datastore")]
+mod datastore;
 mod envelope;
 mod event;
 mod functions;
@@ -276,6 +278,8 @@ pub use bucket::TestBucket;
 pub use cache::TestCache;
 pub use consumer::TestBatch;
 pub use custom::TestInvocation;
+#[cfg(feature = "datastore")]
+pub use datastore::TestDatastore;
 pub use event::Event;
 pub use functions::{call_consumer, call_consumer_batch, call_custom, call_http, call_schedule, call_websocket};
 pub use http::TestRequest;
