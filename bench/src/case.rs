@@ -2,7 +2,8 @@
 //! measured.
 
 use crate::{
-    CACHE_KEY, CACHE_TAG, CACHE_VALUE, CAPPED_TAGS, QUEUE_ANSWER, QUEUE_MESSAGE, QUEUE_TAG, SQL_ANSWER, SQL_TAG,
+    BUCKET_ANSWER, BUCKET_TAG, CACHE_KEY, CACHE_TAG, CACHE_VALUE, CAPPED_TAGS, DATASTORE_TAG, ITEM_ID, ITEM_NAME,
+    OBJECT, QUEUE_ANSWER, QUEUE_MESSAGE, QUEUE_TAG, SQL_ANSWER, SQL_TAG,
 };
 
 /// What each event of a case is.
@@ -27,9 +28,9 @@ pub enum Shape {
         batch: usize,
     },
     /// An HTTP request whose handler does one operation on a real Redis or
-    /// Postgres. These cases pair (A) with itself: the SDK's resource
-    /// handle against the client crate (`redis`, sqlx) called directly
-    /// (see [`Pairing`]).
+    /// Postgres, or the AWS API emulator. These cases pair (A) with itself:
+    /// the SDK's resource handle against the client crate (`redis`, sqlx,
+    /// the AWS SDK's) called directly (see [`Pairing`]).
     Resource {
         /// The operation.
         op: ResourceOp,
@@ -69,6 +70,11 @@ pub enum ResourceOp {
     /// `SELECT 1` on the writer pool of a `SqlDatabase` on Postgres
     /// (`query_scalar::<_, i32>`, `fetch_one`).
     SqlSelect,
+    /// `Bucket::put` of a 64 KiB object to S3 (`PutObject`).
+    BucketPut,
+    /// `Datastore::get` of one item of a few attributes from DynamoDB
+    /// (`GetItem`), read into a serde type.
+    DatastoreGet,
 }
 
 /// The server a resource operation runs against.
@@ -78,25 +84,37 @@ pub enum Server {
     Redis,
     /// The test kit's Postgres: the SQL database.
     Postgres,
+    /// The test kit's AWS API emulator (moto): the bucket and the
+    /// datastore.
+    Moto,
 }
 
 impl ResourceOp {
     /// Every operation, in the matrix's order.
-    pub const ALL: [ResourceOp; 3] = [ResourceOp::CacheGet, ResourceOp::QueueSend, ResourceOp::SqlSelect];
+    pub const ALL: [ResourceOp; 5] = [
+        ResourceOp::CacheGet,
+        ResourceOp::QueueSend,
+        ResourceOp::SqlSelect,
+        ResourceOp::BucketPut,
+        ResourceOp::DatastoreGet,
+    ];
 
     /// The server it runs against.
     pub fn server(self) -> Server {
         match self {
             ResourceOp::CacheGet | ResourceOp::QueueSend => Server::Redis,
             ResourceOp::SqlSelect => Server::Postgres,
+            ResourceOp::BucketPut | ResourceOp::DatastoreGet => Server::Moto,
         }
     }
 
     /// The client crate (B) calls directly.
     pub fn client(self) -> &'static str {
-        match self.server() {
-            Server::Redis => "redis",
-            Server::Postgres => "sqlx",
+        match self {
+            ResourceOp::CacheGet | ResourceOp::QueueSend => "redis",
+            ResourceOp::SqlSelect => "sqlx",
+            ResourceOp::BucketPut => "aws-sdk-s3",
+            ResourceOp::DatastoreGet => "aws-sdk-dynamodb",
         }
     }
 
@@ -106,26 +124,32 @@ impl ResourceOp {
             ResourceOp::CacheGet => CACHE_TAG,
             ResourceOp::QueueSend => QUEUE_TAG,
             ResourceOp::SqlSelect => SQL_TAG,
+            ResourceOp::BucketPut => BUCKET_TAG,
+            ResourceOp::DatastoreGet => DATASTORE_TAG,
         }
     }
 
-    /// The request body: the key to read, the message to send, or none
-    /// (the query is the handler's own).
-    pub fn request_body(self) -> &'static str {
+    /// The request body: the key to read, the message to send, the object
+    /// to store, the item's id, or none (the query is the handler's own).
+    pub fn request_body(self) -> &'static [u8] {
         match self {
-            ResourceOp::CacheGet => CACHE_KEY,
-            ResourceOp::QueueSend => QUEUE_MESSAGE,
-            ResourceOp::SqlSelect => "",
+            ResourceOp::CacheGet => CACHE_KEY.as_bytes(),
+            ResourceOp::QueueSend => QUEUE_MESSAGE.as_bytes(),
+            ResourceOp::SqlSelect => b"",
+            ResourceOp::BucketPut => &OBJECT,
+            ResourceOp::DatastoreGet => ITEM_ID.as_bytes(),
         }
     }
 
-    /// The body every answer must have: the value read, the sent mark, or
-    /// the value the query returned.
+    /// The body every answer must have: the value read, the sent mark, the
+    /// value the query returned, the stored mark, or the item's name.
     pub fn answer_body(self) -> &'static str {
         match self {
             ResourceOp::CacheGet => CACHE_VALUE,
             ResourceOp::QueueSend => QUEUE_ANSWER,
             ResourceOp::SqlSelect => SQL_ANSWER,
+            ResourceOp::BucketPut => BUCKET_ANSWER,
+            ResourceOp::DatastoreGet => ITEM_NAME,
         }
     }
 
@@ -135,6 +159,8 @@ impl ResourceOp {
             ResourceOp::CacheGet => "cache-get",
             ResourceOp::QueueSend => "queue-send",
             ResourceOp::SqlSelect => "sql-select",
+            ResourceOp::BucketPut => "bucket-put",
+            ResourceOp::DatastoreGet => "datastore-get",
         }
     }
 }

@@ -20,11 +20,13 @@
 //! [`load`](crate::load).
 //!
 //! The resource cases ([`Shape::Resource`]) need a real Redis (the cache
-//! get and the queue send) or Postgres (the `SELECT 1`): the harness starts
-//! the test kit's (installing `redis-server` or PostgreSQL if it must) when
-//! a case that needs it is selected, and runs both of their sides with the
-//! SDK handler, (A) on the SDK's handle and (B) on the client crate, `redis`
-//! or sqlx, directly ([`Pairing::SdkHandleVsDirectClient`]).
+//! get and the queue send), Postgres (the `SELECT 1`) or the AWS API
+//! emulator, moto (the bucket put and the datastore get): the harness
+//! starts the test kit's (installing `redis-server`, PostgreSQL or
+//! `moto[server]` if it must) when a case that needs it is selected, and
+//! runs both of their sides with the SDK handler, (A) on the SDK's handle
+//! and (B) on the client crate, `redis`, sqlx or the AWS SDK's, directly
+//! ([`Pairing::SdkHandleVsDirectClient`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -35,16 +37,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use celerity_proto::v1::{
     Drain, HandlerConfig, HandlerMessage, ProtocolVersion, ReadyAck, RuntimeConfig, handler_message, runtime_message,
 };
-use celerity_testkit::servers::{Postgres, Redis};
+use celerity_testkit::servers::{Moto, Postgres, Redis};
 use celerity_testkit::{RawRuntime, RawStream};
 
 use crate::alloc::{COUNTERS_ENV, CounterFile};
 pub use crate::case::{Case, Pairing, ResourceOp, Sample, Server, Shape};
+use crate::emulator;
 use crate::load::{Load, now_ms, send};
 use crate::procfs;
 use crate::{
-    CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, POSTGRES_PORT_ENV, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV,
-    TAG_CAP_ENV, all_tags,
+    BUCKET_NAME, CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, ITEM_ID, ITEM_NAME, MOTO_ENDPOINT_ENV, OBJECT_BYTES, OBJECT_KEY,
+    POSTGRES_PORT_ENV, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, TABLE_NAME, TAG_CAP_ENV, all_tags,
 };
 
 /// How big the run is.
@@ -156,7 +159,12 @@ pub fn matrix(mode: Mode) -> Vec<Case> {
     // the handler and the server share the two cores without one starving
     // the others.
     for op in ResourceOp::ALL {
-        let events = scale(200, 60_000, 200_000);
+        // The emulator answers a few hundred requests a second, so its
+        // cases have fewer events; what they measure is per event.
+        let events = match op.server() {
+            Server::Moto => scale(200, 6_000, 20_000),
+            Server::Redis | Server::Postgres => scale(200, 60_000, 200_000),
+        };
         cases.push(Case {
             name: format!("{}/c16", op.label()),
             shape: Shape::Resource { op },
@@ -250,12 +258,24 @@ pub fn run(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Case
     } else {
         None
     };
+    let moto = if needs(Server::Moto) {
+        Some(std::panic::catch_unwind(celerity_testkit::servers::moto).map_err(|_| {
+            "could not start the AWS API emulator for the bucket and datastore cases (the test kit's moto_server; \
+             see above)"
+                .to_string()
+        })?)
+    } else {
+        None
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("could not start tokio: {e}"))?;
     runtime.block_on(async {
-        let mut harness = Harness::start(redis, postgres).await?;
+        if let Some(moto) = moto {
+            prepare_aws(moto).await?;
+        }
+        let mut harness = Harness::start(redis, postgres, moto).await?;
         let mut results: Vec<CaseResult> =
             cases.iter().map(|case| CaseResult { case: case.clone(), a: Vec::new(), b: Vec::new() }).collect();
         let rounds = options.rounds.max(1);
@@ -359,10 +379,17 @@ struct Harness {
     redis: Option<&'static Redis>,
     /// The Postgres of the sql-select case, when it is selected.
     postgres: Option<&'static Postgres>,
+    /// The AWS API emulator of the bucket and datastore cases, when one is
+    /// selected.
+    moto: Option<&'static Moto>,
 }
 
 impl Harness {
-    async fn start(redis: Option<&'static Redis>, postgres: Option<&'static Postgres>) -> Result<Harness, String> {
+    async fn start(
+        redis: Option<&'static Redis>,
+        postgres: Option<&'static Postgres>,
+        moto: Option<&'static Moto>,
+    ) -> Result<Harness, String> {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let dir = std::env::temp_dir().join(format!("celerity-bench-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
@@ -378,7 +405,7 @@ impl Harness {
             .bind()
             .await
             .map_err(|e| format!("could not serve {}: {e}", socket.display()))?;
-        Ok(Harness { dir, socket, runtime, runs: 0, redis, postgres })
+        Ok(Harness { dir, socket, runtime, runs: 0, redis, postgres, moto })
     }
 
     /// Runs `case` against one handler process, start to exit.
@@ -400,8 +427,8 @@ impl Harness {
         if let Shape::Resource { op } = case.shape {
             // Only the server the case runs against: the direct client
             // connects at start-up to those it is given.
-            match (op.server(), self.redis, self.postgres) {
-                (Server::Redis, Some(redis), _) => {
+            match (op.server(), self.redis, self.postgres, self.moto) {
+                (Server::Redis, Some(redis), _, _) => {
                     if let Err(error) = prepare(redis, op) {
                         sample.error(error);
                         return sample;
@@ -409,10 +436,18 @@ impl Harness {
                     extra_env.push((REDIS_PORT_ENV, redis.port().to_string()));
                 }
                 // `SELECT 1` reads nothing: nothing to prepare.
-                (Server::Postgres, _, Some(postgres)) => {
+                (Server::Postgres, _, Some(postgres), _) => {
                     extra_env.push((POSTGRES_PORT_ENV, postgres.port().to_string()))
                 }
-                (server, _, _) => {
+                // The bucket, the table and its item are made once, before
+                // the first run.
+                (Server::Moto, _, _, Some(moto)) => {
+                    extra_env.push((MOTO_ENDPOINT_ENV, moto.endpoint()));
+                    // The emulator's region and credentials, which both
+                    // sides' AWS configuration reads from the environment.
+                    extra_env.extend(moto.environment());
+                }
+                (server, _, _, _) => {
                     sample.error(format!("a resource case without its server ({server:?})"));
                     return sample;
                 }
@@ -444,6 +479,12 @@ impl Harness {
                     sample.answered
                 ));
             }
+        }
+        if let (Shape::Resource { op: ResourceOp::BucketPut }, Some(moto)) = (&case.shape, self.moto)
+            && sample.answered > 0
+            && let Err(error) = check_stored_object(moto).await
+        {
+            sample.error(error);
         }
         sample
     }
@@ -516,11 +557,72 @@ fn prepare(redis: &Redis, op: ResourceOp) -> Result<(), String> {
     let command: &[&str] = match op {
         ResourceOp::CacheGet => &["SET", CACHE_KEY, CACHE_VALUE],
         ResourceOp::QueueSend => &["DEL", QUEUE_STREAM],
-        ResourceOp::SqlSelect => return Ok(()),
+        ResourceOp::SqlSelect | ResourceOp::BucketPut | ResourceOp::DatastoreGet => return Ok(()),
     };
     let answer = redis.command(command);
     if answer.starts_with('-') {
         return Err(format!("Redis refused {command:?}: {}", answer.trim()));
+    }
+    Ok(())
+}
+
+/// Sets the emulator up for the bucket and datastore cases, through the
+/// AWS SDK's clients: the bucket, and the table (partition key `id`, text)
+/// holding the one item every datastore get reads.
+async fn prepare_aws(moto: &Moto) -> Result<(), String> {
+    use aws_sdk_dynamodb::types::{AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType};
+
+    emulator::make_bucket(moto, BUCKET_NAME).await?;
+    let dynamodb = emulator::dynamodb(moto).await;
+    let attribute = |name: &str| {
+        AttributeDefinition::builder()
+            .attribute_name(name)
+            .attribute_type(aws_sdk_dynamodb::types::ScalarAttributeType::S)
+            .build()
+            .map_err(|e| e.to_string())
+    };
+    let key =
+        KeySchemaElement::builder().attribute_name("id").key_type(KeyType::Hash).build().map_err(|e| e.to_string())?;
+    let created = dynamodb
+        .create_table()
+        .table_name(TABLE_NAME)
+        .attribute_definitions(attribute("id")?)
+        .key_schema(key)
+        .billing_mode(BillingMode::PayPerRequest)
+        .send()
+        .await;
+    if let Err(error) = created
+        && !error.as_service_error().is_some_and(|e| e.is_resource_in_use_exception())
+    {
+        return Err(format!("the emulator would not make the table {TABLE_NAME}: {error:?}"));
+    }
+    dynamodb
+        .put_item()
+        .table_name(TABLE_NAME)
+        .item("id", AttributeValue::S(ITEM_ID.into()))
+        .item("name", AttributeValue::S(ITEM_NAME.into()))
+        .item("quantity", AttributeValue::N("3".into()))
+        .item("price", AttributeValue::N("1250".into()))
+        .send()
+        .await
+        .map_err(|error| format!("the emulator would not store the item {ITEM_ID}: {error:?}"))?;
+    Ok(())
+}
+
+/// Checks that the object the bucket puts store is there, whole: what the
+/// last run of the case left.
+async fn check_stored_object(moto: &Moto) -> Result<(), String> {
+    let head = emulator::s3(moto)
+        .await
+        .head_object()
+        .bucket(BUCKET_NAME)
+        .key(OBJECT_KEY)
+        .send()
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let size = head.content_length().unwrap_or(-1);
+    if size != OBJECT_BYTES as i64 {
+        return Err(format!("the object {OBJECT_KEY} holds {size} bytes, not {OBJECT_BYTES}"));
     }
     Ok(())
 }

@@ -18,6 +18,7 @@
 
 pub mod alloc;
 pub mod case;
+pub mod emulator;
 pub mod harness;
 pub mod load;
 pub mod procfs;
@@ -60,6 +61,16 @@ pub const QUEUE_TAG: &str = "POST::/queue-send";
 /// SQL database and answers [`SQL_ANSWER`].
 pub const SQL_TAG: &str = "POST::/sql-select";
 
+/// The HTTP tag whose handler puts the request body, [`OBJECT_BYTES`]
+/// bytes, as one object at [`OBJECT_KEY`] in the application's bucket and
+/// answers [`BUCKET_ANSWER`].
+pub const BUCKET_TAG: &str = "POST::/bucket-put";
+
+/// The HTTP tag whose handler reads the item the request body names (its
+/// id, [`ITEM_ID`]) from the application's datastore and answers its
+/// `name`, [`ITEM_NAME`].
+pub const DATASTORE_TAG: &str = "POST::/datastore-get";
+
 /// The key every cache-get event reads; the harness stores
 /// [`CACHE_VALUE`] there before each run.
 pub const CACHE_KEY: &str = "bench:cache-get:key";
@@ -83,6 +94,31 @@ pub const QUEUE_NAME: &str = "bench-sends";
 /// the runtime's local consumer reads).
 pub const QUEUE_STREAM: &str = "celerity:queue:bench-sends";
 
+/// The size of the object every bucket-put event stores: 64 KiB.
+pub const OBJECT_BYTES: usize = 64 << 10;
+
+/// The body of every bucket-put event, stored as the object.
+pub static OBJECT: [u8; OBJECT_BYTES] = [b'o'; OBJECT_BYTES];
+
+/// The bucket the bucket-put events store into, on the emulator.
+pub const BUCKET_NAME: &str = "bench-objects";
+
+/// The key every bucket-put event stores at, replacing the last one.
+pub const OBJECT_KEY: &str = "bench/object";
+
+/// The answer of a bucket-put event.
+pub const BUCKET_ANSWER: &str = "stored";
+
+/// The table the datastore-get events read, on the emulator: its
+/// partition key is the text attribute `id`.
+pub const TABLE_NAME: &str = "bench-items";
+
+/// The id of the item every datastore-get event reads.
+pub const ITEM_ID: &str = "item-0001";
+
+/// The item's `name`: the answer of a datastore-get event.
+pub const ITEM_NAME: &str = "a bench item of a few attributes, as a handler reads one";
+
 /// The query every sql-select event runs: one round trip that reads no
 /// table, so that what is measured is the path to the database and back.
 pub const SQL_QUERY: &str = "SELECT 1";
@@ -105,11 +141,13 @@ pub const SQL_DATABASE: &str = "celerity";
 pub const SQL_POOL_MAX: u32 = 16;
 
 /// The resource links of the handler built with the SDK: its one cache,
-/// its one queue and its one SQL database, so that each is the default
+/// queue, SQL database, bucket and datastore, so that each is the default
 /// handle of its kind.
 pub const RESOURCE_LINKS: &str = r#"{"benchCache": {"type": "cache", "configKey": "benchCache"},
  "benchQueue": {"type": "queue", "configKey": "benchQueue"},
- "benchDb": {"type": "sqlDatabase", "configKey": "benchDb"}}"#;
+ "benchDb": {"type": "sqlDatabase", "configKey": "benchDb"},
+ "benchBucket": {"type": "bucket", "configKey": "benchBucket"},
+ "benchStore": {"type": "datastore", "configKey": "benchStore"}}"#;
 
 /// The port of the Redis on 127.0.0.1 the cache and queue cases run
 /// against, given to the handler by the harness.
@@ -118,6 +156,11 @@ pub const REDIS_PORT_ENV: &str = "BENCH_REDIS_PORT";
 /// The port of the Postgres on 127.0.0.1 the sql-select case runs
 /// against, given to the handler by the harness.
 pub const POSTGRES_PORT_ENV: &str = "BENCH_POSTGRES_PORT";
+
+/// The endpoint (`http://127.0.0.1:<port>`) of the AWS API emulator the
+/// bucket-put and datastore-get cases run against, given to the handler
+/// by the harness.
+pub const MOTO_ENDPOINT_ENV: &str = "BENCH_MOTO_ENDPOINT";
 
 /// Which client the resource tags' handlers use: `sdk` (the default), the
 /// SDK's `Cache`, `Queue` and `SqlDatabase` handles; `direct`, the client
@@ -145,7 +188,7 @@ pub const WS_MESSAGE: &str = r#"{"event":"bench"}"#;
 
 /// Every tag both handlers serve, and the blueprint declares.
 pub fn all_tags() -> Vec<&'static str> {
-    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG, CACHE_TAG, QUEUE_TAG, SQL_TAG];
+    let mut tags = vec![HTTP_TAG, CONSUMER_TAG, WS_TAG, CACHE_TAG, QUEUE_TAG, SQL_TAG, BUCKET_TAG, DATASTORE_TAG];
     tags.extend(CAPPED_TAGS);
     tags
 }

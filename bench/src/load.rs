@@ -61,7 +61,7 @@ fn templates(case: &Case, body: &Bytes) -> (Vec<&'static str>, Vec<Dispatch>) {
             let source = match case.shape {
                 Shape::Http { .. } => http(tag, body.clone()),
                 Shape::WsSend { batch } => http(tag, Bytes::from(batch.to_string())),
-                Shape::Resource { op } => http(tag, Bytes::from_static(op.request_body().as_bytes())),
+                Shape::Resource { op } => http(tag, Bytes::from_static(op.request_body())),
                 Shape::Consumer => Source::Consumer(ConsumerBatch {
                     records: (0..BATCH_RECORDS)
                         .map(|k| ConsumerRecord {

@@ -168,7 +168,7 @@ fn main() -> ExitCode {
     }
     if summaries.iter().any(|s| s.shape.pairing() == Pairing::SdkHandleVsDirectClient) {
         text.push_str(
-            "\n### Resource operations (A: the SDK's handle, B: the client crate, redis or sqlx, directly; both the \
+            "\n### Resource operations (A: the SDK's handle, B: the client crate, redis, sqlx or the AWS SDK's, directly; both the \
              SDK handler, per event)\n\n",
         );
         text.push_str(&report::resource_table(&summaries));

@@ -359,6 +359,14 @@ pub fn targets(summaries: &[Summary]) -> Vec<Target> {
         ),
         bounded(
             summaries,
+            "CPU per bucket put of 64 KiB and datastore get, SDK handle against the AWS SDK directly",
+            "≤ 1.05 ×",
+            &["bucket-put/c16", "datastore-get/c16"],
+            cpu,
+            at_most(1.05),
+        ),
+        bounded(
+            summaries,
             "CPU per SELECT 1, SDK handle against sqlx directly",
             "≤ 1.02 ×",
             &["sql-select/c16"],

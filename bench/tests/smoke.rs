@@ -2,8 +2,9 @@
 //! matrix against both handlers, interleaved, checking only that every event
 //! was answered correctly, and that allocations and context switches were
 //! counted. No timing is asserted. The resource cases run against the test
-//! kit's Redis and Postgres, which the harness starts (installing them where
-//! it must).
+//! kit's Redis, Postgres and AWS API emulator, which the harness starts
+//! (installing them where it must); the harness checks after each bucket
+//! run that the object is stored whole.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -29,6 +30,8 @@ fn every_event_of_every_case_is_answered_correctly_by_both_handlers() {
         Shape::Resource { op: ResourceOp::CacheGet },
         Shape::Resource { op: ResourceOp::QueueSend },
         Shape::Resource { op: ResourceOp::SqlSelect },
+        Shape::Resource { op: ResourceOp::BucketPut },
+        Shape::Resource { op: ResourceOp::DatastoreGet },
     ] {
         assert!(results.iter().any(|r| r.case.shape == shape), "{shape:?} not run");
     }

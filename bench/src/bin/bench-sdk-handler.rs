@@ -13,6 +13,10 @@
 //!   application's queue and answers `sent`;
 //! - `POST::/sql-select`: runs `SELECT 1` on the writer pool of the
 //!   application's SQL database and answers the value, `1`.
+//! - `POST::/bucket-put`: puts the body (64 KiB) as one object into the
+//!   application's bucket and answers `stored`;
+//! - `POST::/datastore-get`: reads the item whose id is the body from the
+//!   application's datastore into a serde type and answers its `name`.
 //!
 //! The cache and the queue are on the Redis at 127.0.0.1:`BENCH_REDIS_PORT`
 //! (a local session's, `CELERITY_PLATFORM=local`; the cache recorded by host
@@ -20,12 +24,15 @@
 //! database is the Postgres at 127.0.0.1:`BENCH_POSTGRES_PORT`, recorded as
 //! a deployment records it (`benchDb_engine`, `_host`, `_port`, `_user`,
 //! `_password`, `_database`, `_ssl=false`, `_poolMax=16`), its pool made on
-//! first use. `BENCH_RESOURCE_CLIENT=direct` serves the three resource tags
+//! first use. The bucket and the datastore are on the AWS API emulator at
+//! `BENCH_MOTO_ENDPOINT`, a local session's S3 and DynamoDB endpoints. `BENCH_RESOURCE_CLIENT=direct` serves the three resource tags
 //! with the client crate called directly instead: the `redis` crate on a
 //! `ConnectionManager` made at start-up with the SDK's settings, writing
-//! the same commands, and sqlx (the SDK's, re-exported) on a `PgPool` made
+//! the same commands, sqlx (the SDK's, re-exported) on a `PgPool` made
 //! at start-up with the options the SDK's pool is made with, running the
-//! same query. Each connects only to the server the harness names. Everything
+//! same query, and the AWS SDK's S3 and DynamoDB clients, made at start-up
+//! as the SDK makes its own (path-style addressing for S3), making the same
+//! `PutObject` and `GetItem`, the item read into the same type. Each connects only to the server the harness names. Everything
 //! else, the protocol path included, is the same binary doing the same
 //! work, so the difference in cost per event is the SDK's handles.
 //!
@@ -43,18 +50,21 @@ use celerity::consumer::RawRecord;
 use celerity::http::HttpError;
 use celerity::layer::{self, Event, Next};
 use celerity::resources::Links;
+use celerity::resources::bucket::Bucket;
 use celerity::resources::cache::Cache;
 use celerity::resources::cache::redis::{self, AsyncCommands, aio::ConnectionManager};
+use celerity::resources::datastore::{Datastore, Key};
 use celerity::resources::queue::{Message, Queue};
 use celerity::resources::sql::sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use celerity::resources::sql::{PoolSettings, SqlDatabase, sqlx};
 use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Bytes, HandlerKey, Registration};
 use celerity_bench::{
-    CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, FAIL_BODY, FAILURE_MESSAGE, HTTP_TAG, POSTGRES_PORT_ENV, QUEUE_ANSWER,
-    QUEUE_NAME, QUEUE_STREAM, QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, SQL_ANSWER, SQL_DATABASE,
-    SQL_PASSWORD, SQL_POOL_MAX, SQL_QUERY, SQL_TAG, SQL_USER, WS_MESSAGE, WS_TAG, tag_cap_from_env, ws_batch_size,
-    ws_connection_id,
+    BUCKET_ANSWER, BUCKET_NAME, BUCKET_TAG, CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, DATASTORE_TAG, FAIL_BODY,
+    FAILURE_MESSAGE, HTTP_TAG, MOTO_ENDPOINT_ENV, OBJECT_KEY, POSTGRES_PORT_ENV, QUEUE_ANSWER, QUEUE_NAME,
+    QUEUE_STREAM, QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, SQL_ANSWER, SQL_DATABASE,
+    SQL_PASSWORD, SQL_POOL_MAX, SQL_QUERY, SQL_TAG, SQL_USER, TABLE_NAME, WS_MESSAGE, WS_TAG, tag_cap_from_env,
+    ws_batch_size, ws_connection_id,
 };
 
 /// Counts heap allocations for the harness (`celerity_bench::alloc`), as
@@ -115,6 +125,94 @@ async fn sql_select(db: SqlDatabase) -> Result<&'static str, HttpError> {
         .await
         .map_err(|error| HttpError::internal(error.to_string()))?;
     selected(one)
+}
+
+/// (A) of the resource cases: one `Bucket::put` of the body.
+async fn bucket_put(bucket: Bucket, body: Bytes) -> Result<&'static str, HttpError> {
+    bucket.put(OBJECT_KEY, body).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    Ok(BUCKET_ANSWER)
+}
+
+/// The item every datastore-get event reads, as a handler declares it.
+#[derive(serde::Deserialize)]
+struct BenchItem {
+    #[allow(dead_code)]
+    id: String,
+    name: String,
+    #[allow(dead_code)]
+    quantity: u32,
+    #[allow(dead_code)]
+    price: u64,
+}
+
+/// (A) of the resource cases: one `Datastore::get` of the item the body
+/// names.
+async fn datastore_get(store: Datastore, body: Bytes) -> Result<String, HttpError> {
+    let key = Key::new(key_of(&body)?);
+    let item: Option<BenchItem> = store.get(&key).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    item.map(|item| item.name).ok_or_else(|| HttpError::not_found("no item"))
+}
+
+/// The direct clients of the bucket and datastore cases, made at start-up.
+static DIRECT_S3: OnceLock<aws_sdk_s3::Client> = OnceLock::new();
+static DIRECT_DYNAMODB: OnceLock<aws_sdk_dynamodb::Client> = OnceLock::new();
+
+/// (B) of the resource cases: the same `PutObject` through the AWS SDK's
+/// S3 client.
+async fn bucket_put_direct(body: Bytes) -> Result<&'static str, HttpError> {
+    let client = DIRECT_S3.get().ok_or_else(|| HttpError::internal("the direct S3 client is not made"))?;
+    client
+        .put_object()
+        .bucket(BUCKET_NAME)
+        .key(OBJECT_KEY)
+        .body(aws_sdk_s3::primitives::ByteStream::from(body))
+        .send()
+        .await
+        .map_err(|error| HttpError::internal(format!("{error:?}")))?;
+    Ok(BUCKET_ANSWER)
+}
+
+/// (B) of the resource cases: the same `GetItem` through the AWS SDK's
+/// DynamoDB client, the attributes read into the same type.
+async fn datastore_get_direct(body: Bytes) -> Result<String, HttpError> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    let client = DIRECT_DYNAMODB.get().ok_or_else(|| HttpError::internal("the direct DynamoDB client is not made"))?;
+    let output = client
+        .get_item()
+        .table_name(TABLE_NAME)
+        .key("id", AttributeValue::S(key_of(&body)?.to_string()))
+        .send()
+        .await
+        .map_err(|error| HttpError::internal(format!("{error:?}")))?;
+    let item = output.item.ok_or_else(|| HttpError::not_found("no item"))?;
+    let text = |name: &str| item.get(name).and_then(|value| value.as_s().ok()).cloned();
+    let number = |name: &str| item.get(name).and_then(|value| value.as_n().ok()).and_then(|n| n.parse::<u64>().ok());
+    let read = BenchItem {
+        id: text("id").ok_or_else(|| HttpError::internal("the item has no id"))?,
+        name: text("name").ok_or_else(|| HttpError::internal("the item has no name"))?,
+        quantity: number("quantity")
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| HttpError::internal("no quantity"))?,
+        price: number("price").ok_or_else(|| HttpError::internal("the item has no price"))?,
+    };
+    Ok(read.name)
+}
+
+/// Makes the direct S3 and DynamoDB clients as the SDK makes its own: the
+/// process's AWS configuration over rustls, at the emulator's endpoint,
+/// S3 with path-style addressing.
+async fn connect_direct_aws(endpoint: &str) {
+    let http = aws_smithy_http_client::Builder::new()
+        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https();
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http).load().await;
+    let s3 = aws_sdk_s3::config::Builder::from(&config).endpoint_url(endpoint).force_path_style(true).build();
+    let _ = DIRECT_S3.set(aws_sdk_s3::Client::from_conf(s3));
+    let dynamodb = aws_sdk_dynamodb::config::Builder::from(&config).endpoint_url(endpoint).build();
+    let _ = DIRECT_DYNAMODB.set(aws_sdk_dynamodb::Client::from_conf(dynamodb));
 }
 
 /// The direct client's connection, made at start-up.
@@ -182,8 +280,9 @@ fn postgres_port() -> u16 {
 }
 
 /// The application's configuration: its cache and queue on the bench's
-/// Redis, as a local session records them, and its SQL database on the
-/// bench's Postgres, as a deployment records one. Built in, so that the
+/// Redis, as a local session records them, its SQL database on the
+/// bench's Postgres, as a deployment records one, and its bucket and
+/// datastore on the emulator, as a local session's S3 and DynamoDB. Built in, so that the
 /// harness passes no `CELERITY_*` variable and every case's (A) reads the
 /// same. `CELERITY_RUNTIME`: the deployment is long-running, as it is
 /// under the runtime (the process's own `CELERITY_RUNTIME_SOCKET` is not
@@ -193,7 +292,10 @@ fn configuration() -> Configuration {
     let port = redis_port();
     let postgres_port = postgres_port().to_string();
     let pool_max = SQL_POOL_MAX.to_string();
+    let moto = std::env::var(MOTO_ENDPOINT_ENV).unwrap_or_else(|_| "http://127.0.0.1:5000".to_string());
     let values = Values::from_pairs([
+        ("benchBucket", BUCKET_NAME),
+        ("benchStore", TABLE_NAME),
         ("benchCache_host", "127.0.0.1"),
         ("benchCache_port", port.as_str()),
         ("benchCache_tls", "false"),
@@ -213,6 +315,8 @@ fn configuration() -> Configuration {
         .env("CELERITY_PLATFORM", "local")
         .env("CELERITY_RUNTIME", "1")
         .env("CELERITY_REDIS_ENDPOINT", &format!("redis://127.0.0.1:{port}/"))
+        .env("CELERITY_AWS_S3_ENDPOINT", &moto)
+        .env("CELERITY_AWS_DYNAMODB_ENDPOINT", &moto)
         .build()
 }
 
@@ -279,12 +383,22 @@ fn main() -> ExitCode {
             {
                 return Err(celerity::Error::msg(format!("the direct pool cannot connect: {error}")));
             }
+            if let Ok(endpoint) = std::env::var(MOTO_ENDPOINT_ENV) {
+                connect_direct_aws(&endpoint).await;
+            }
             app = app
                 .http(CACHE_TAG, cache_get_direct)
                 .http(QUEUE_TAG, queue_send_direct)
-                .http(SQL_TAG, sql_select_direct);
+                .http(SQL_TAG, sql_select_direct)
+                .http(BUCKET_TAG, bucket_put_direct)
+                .http(DATASTORE_TAG, datastore_get_direct);
         } else {
-            app = app.http(CACHE_TAG, cache_get).http(QUEUE_TAG, queue_send).http(SQL_TAG, sql_select);
+            app = app
+                .http(CACHE_TAG, cache_get)
+                .http(QUEUE_TAG, queue_send)
+                .http(SQL_TAG, sql_select)
+                .http(BUCKET_TAG, bucket_put)
+                .http(DATASTORE_TAG, datastore_get);
         }
         for tag in CAPPED_TAGS {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));
