@@ -46,8 +46,9 @@ use crate::emulator;
 use crate::load::{Load, now_ms, send};
 use crate::procfs;
 use crate::{
-    BUCKET_NAME, CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, ITEM_ID, ITEM_NAME, MOTO_ENDPOINT_ENV, OBJECT_BYTES, OBJECT_KEY,
+    BUCKET_NAME, CACHE_KEY, CACHE_VALUE, CAPPED_TAGS, ITEM_ID, ITEM_NAME, MOTO_ENDPOINT_ENV, OBJECT_BYTES,
     POSTGRES_PORT_ENV, QUEUE_STREAM, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, TABLE_NAME, TAG_CAP_ENV, all_tags,
+    object_key,
 };
 
 /// How big the run is.
@@ -616,13 +617,13 @@ async fn check_stored_object(moto: &Moto) -> Result<(), String> {
         .await
         .head_object()
         .bucket(BUCKET_NAME)
-        .key(OBJECT_KEY)
+        .key(object_key(0))
         .send()
         .await
         .map_err(|e| format!("{e:?}"))?;
     let size = head.content_length().unwrap_or(-1);
     if size != OBJECT_BYTES as i64 {
-        return Err(format!("the object {OBJECT_KEY} holds {size} bytes, not {OBJECT_BYTES}"));
+        return Err(format!("the object {} holds {size} bytes, not {OBJECT_BYTES}", object_key(0)));
     }
     Ok(())
 }

@@ -62,7 +62,7 @@ pub const QUEUE_TAG: &str = "POST::/queue-send";
 pub const SQL_TAG: &str = "POST::/sql-select";
 
 /// The HTTP tag whose handler puts the request body, [`OBJECT_BYTES`]
-/// bytes, as one object at [`OBJECT_KEY`] in the application's bucket and
+/// bytes, as one object at [`object_key`] in the application's bucket and
 /// answers [`BUCKET_ANSWER`].
 pub const BUCKET_TAG: &str = "POST::/bucket-put";
 
@@ -103,8 +103,17 @@ pub static OBJECT: [u8; OBJECT_BYTES] = [b'o'; OBJECT_BYTES];
 /// The bucket the bucket-put events store into, on the emulator.
 pub const BUCKET_NAME: &str = "bench-objects";
 
-/// The key every bucket-put event stores at, replacing the last one.
-pub const OBJECT_KEY: &str = "bench/object";
+/// How many keys the bucket-put events store at, in turn: enough that no
+/// two events in flight write one key (the emulator answers concurrent
+/// writes of one key with an error now and then), few enough that the
+/// emulator holds 64 MiB of them at most.
+pub const OBJECT_KEYS: u64 = 1024;
+
+/// The key of the `n`th bucket-put event of a process: both sides make it
+/// alike, so that it costs each the same.
+pub fn object_key(n: u64) -> String {
+    format!("bench/objects/{}", n % OBJECT_KEYS)
+}
 
 /// The answer of a bucket-put event.
 pub const BUCKET_ANSWER: &str = "stored";

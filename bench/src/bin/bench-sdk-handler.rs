@@ -61,10 +61,10 @@ use celerity::websocket::{Outbound, WsSender};
 use celerity::{App, Bytes, HandlerKey, Registration};
 use celerity_bench::{
     BUCKET_ANSWER, BUCKET_NAME, BUCKET_TAG, CACHE_TAG, CAPPED_TAGS, CONSUMER_TAG, DATASTORE_TAG, FAIL_BODY,
-    FAILURE_MESSAGE, HTTP_TAG, MOTO_ENDPOINT_ENV, OBJECT_KEY, POSTGRES_PORT_ENV, QUEUE_ANSWER, QUEUE_NAME,
-    QUEUE_STREAM, QUEUE_TAG, REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, SQL_ANSWER, SQL_DATABASE,
-    SQL_PASSWORD, SQL_POOL_MAX, SQL_QUERY, SQL_TAG, SQL_USER, TABLE_NAME, WS_MESSAGE, WS_TAG, tag_cap_from_env,
-    ws_batch_size, ws_connection_id,
+    FAILURE_MESSAGE, HTTP_TAG, MOTO_ENDPOINT_ENV, POSTGRES_PORT_ENV, QUEUE_ANSWER, QUEUE_NAME, QUEUE_STREAM, QUEUE_TAG,
+    REDIS_PORT_ENV, RESOURCE_CLIENT_ENV, RESOURCE_LINKS, SQL_ANSWER, SQL_DATABASE, SQL_PASSWORD, SQL_POOL_MAX,
+    SQL_QUERY, SQL_TAG, SQL_USER, TABLE_NAME, WS_MESSAGE, WS_TAG, object_key, tag_cap_from_env, ws_batch_size,
+    ws_connection_id,
 };
 
 /// Counts heap allocations for the harness (`celerity_bench::alloc`), as
@@ -127,9 +127,15 @@ async fn sql_select(db: SqlDatabase) -> Result<&'static str, HttpError> {
     selected(one)
 }
 
+/// The key of this process's next bucket put.
+fn next_object_key() -> String {
+    static PUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    object_key(PUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
 /// (A) of the resource cases: one `Bucket::put` of the body.
 async fn bucket_put(bucket: Bucket, body: Bytes) -> Result<&'static str, HttpError> {
-    bucket.put(OBJECT_KEY, body).await.map_err(|error| HttpError::internal(error.to_string()))?;
+    bucket.put(&next_object_key(), body).await.map_err(|error| HttpError::internal(error.to_string()))?;
     Ok(BUCKET_ANSWER)
 }
 
@@ -164,7 +170,7 @@ async fn bucket_put_direct(body: Bytes) -> Result<&'static str, HttpError> {
     client
         .put_object()
         .bucket(BUCKET_NAME)
-        .key(OBJECT_KEY)
+        .key(next_object_key())
         .body(aws_sdk_s3::primitives::ByteStream::from(body))
         .send()
         .await
