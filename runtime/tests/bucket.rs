@@ -303,10 +303,14 @@ async fn deleting_many(buckets: Buckets) {
     bucket.put("a", "1").await.unwrap();
     bucket.put("b", "2").await.unwrap();
     let long = "k".repeat(1025);
-    let result = bucket.delete_many(["a", "b", "missing", long.as_str()]).await.unwrap();
+    let result = bucket.delete_many(["a", "b", "missing", long.as_str(), "a"]).await.unwrap();
     let mut deleted = result.deleted.clone();
     deleted.sort();
-    assert_eq!(deleted, ["a", "b", "missing"], "a key that held nothing counts as deleted");
+    assert_eq!(
+        deleted,
+        ["a", "a", "b", "missing"],
+        "a key that held nothing counts as deleted, a key named twice twice"
+    );
     assert_eq!(result.failed.len(), 1);
     assert_eq!((result.failed[0].key.as_str(), result.failed[0].code.as_str()), (long.as_str(), "KeyTooLongError"));
     assert!(result.unsent.is_empty());

@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::{
 };
 use celerity::config::{Configuration, Values};
 use celerity::resources::datastore::{
-    BatchOp, Datastore, Key, KeyAttribute, KeyKind, KeySchema, Query, Scan, SortKey, Update, Write, attribute,
+    BatchOp, Datastore, Key, KeyAttribute, KeyKind, KeySchema, Query, Scan, SortKey, Update, Value, Write, attribute,
 };
 use celerity::resources::{Links, ResourceError, ResourceErrorKind};
 use celerity::testing::TestDatastore;
@@ -157,6 +157,7 @@ on_all!(
     revisions,
     atomic_groups,
     limits_are_refused_before_sending,
+    numbers_are_exact_decimals,
 );
 
 /// A table kept in a file has no indexes (a file records no schema), so
@@ -173,6 +174,83 @@ mod index_queries {
     }
 }
 
+/// A query DynamoDB refuses for its number sort key (on the `byStatus`
+/// index), refused alike by the stand-in rather than answered empty.
+mod number_sort_key_ranges {
+    #[tokio::test]
+    async fn on_dynamodb() {
+        super::number_sort_key_ranges(super::on_dynamodb("number_sort_key_ranges").await).await;
+    }
+
+    #[tokio::test]
+    async fn in_memory() {
+        super::number_sort_key_ranges(super::in_memory()).await;
+    }
+}
+
+async fn number_sort_key_ranges(store: Datastore) {
+    store.put(&order("c1", "o1", "open", 12)).await.unwrap();
+    let on_index = |range: SortKey| Query::partition("open").index("byStatus").sort(range);
+    for range in [SortKey::begins_with(1), SortKey::eq("12"), SortKey::between(20, 10)] {
+        let error = store.query::<Order>(&on_index(range.clone())).await.unwrap_err();
+        assert!(matches!(error.kind(), ResourceErrorKind::Invalid | ResourceErrorKind::Refused), "{range:?}: {error}");
+    }
+    let read = store.query::<Order>(&on_index(SortKey::between(Value::number("11.5"), 12))).await.unwrap();
+    assert_eq!(read.items.len(), 1);
+}
+
+/// A table kept in a file, opened by two handles of one process: each
+/// sees the other's writes, and neither's write loses the other's.
+#[tokio::test]
+async fn two_handles_on_one_file_share_its_table() {
+    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-two-handles", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    let (first, second) = (local(&folder, &[]), local(&folder, &[]));
+    first.put(&order("c1", "o1", "open", 1)).await.unwrap();
+    second.put(&order("c1", "o2", "open", 2)).await.unwrap();
+    first.put(&order("c1", "o3", "open", 3)).await.unwrap();
+    assert!(second.get::<Order>(&key("c1", "o3")).await.unwrap().is_some());
+    let file = std::fs::read_to_string(folder.join("orders-local.json")).unwrap();
+    for sort in ["o1", "o2", "o3"] {
+        assert!(file.contains(&format!("\"{sort}\"")), "{sort} is kept: {file}");
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// A write the table file does not take is not seen by the next read.
+#[tokio::test]
+async fn a_write_the_file_refuses_is_not_kept() {
+    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-refused-write", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    let store = local(&folder, &[]);
+    store.put(&order("c1", "o1", "open", 1)).await.unwrap();
+    // A folder where the file is: the new file cannot be renamed over it.
+    let file = folder.join("orders-local.json");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir_all(file.join("in-the-way")).unwrap();
+    let error = store.put(&order("c1", "o2", "open", 2)).await.unwrap_err();
+    expect(error, ResourceErrorKind::Unreachable, None);
+    assert_eq!(store.get::<Order>(&key("c1", "o2")).await.unwrap(), None);
+    let error = store.atomic().put(&order("c1", "o3", "open", 3)).commit().await.unwrap_err();
+    expect(error, ResourceErrorKind::Unreachable, None);
+    assert_eq!(store.get::<Order>(&key("c1", "o3")).await.unwrap(), None);
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// A table kept in a file with two items under one key is refused, not
+/// read with one of them dropped.
+#[tokio::test]
+async fn a_table_file_with_one_key_twice_is_refused() {
+    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-key-twice", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    let item = r#"{"pk": {"S": "c1"}, "sk": {"S": "o1"}, "status": {"S": "open"}, "total": {"N": "1"}}"#;
+    std::fs::write(folder.join("orders-local.json"), format!(r#"{{"items": [{item}, {item}]}}"#)).unwrap();
+    let error = local(&folder, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
+    expect(error, ResourceErrorKind::Malformed, Some("MalformedTableFile"));
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
 fn expect(error: ResourceError, kind: ResourceErrorKind, code: Option<&str>) -> ResourceError {
     assert_eq!(error.kind(), kind, "{error}");
     if let Some(code) = code {
@@ -180,6 +258,25 @@ fn expect(error: ResourceError, kind: ResourceErrorKind, code: Option<&str>) -> 
     }
     assert_eq!(error.resource(), "orders");
     error
+}
+
+/// An item with a decimal amount.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Priced {
+    pk: String,
+    sk: String,
+    price: f64,
+}
+
+async fn numbers_are_exact_decimals(store: Datastore) {
+    store.put(&Priced { pk: "c1".into(), sk: "p1".into(), price: 0.1 }).await.unwrap();
+    let added = store.update::<Priced>(&key("c1", "p1"), &Update::new().increment("price", Value::number("0.2"))).await;
+    assert_eq!(added.unwrap().item.price, 0.3, "0.1 + 0.2 is 0.3 in decimal");
+    // Told apart past a 64-bit float's precision, as DynamoDB tells them.
+    let set = Update::new().set("exact", Value::number("1.00000000000000001"));
+    store.update::<serde_json::Value>(&key("c1", "p1"), &set).await.unwrap();
+    let above_one = Scan::new().filter(attribute("exact").gt(1));
+    assert_eq!(store.scan::<serde_json::Value>(&above_one).await.unwrap().items.len(), 1);
 }
 
 async fn gets_puts_and_deletes(store: Datastore) {
@@ -595,7 +692,7 @@ async fn a_local_session_keeps_a_table_in_a_file() {
     let file = std::fs::read_to_string(folder.join("orders-local.json")).unwrap();
     assert!(file.contains("\"shipped\""), "{file}");
 
-    // A new handle (a new process, say) reads what the file holds.
+    // A new handle reads what the file holds.
     let again = local(&folder, &[]);
     let read: Vec<Order> = again.query_all(Query::partition("c1")).try_collect().await.unwrap();
     assert_eq!(sort_keys(&read), ["o1", "o2"]);
@@ -603,8 +700,12 @@ async fn a_local_session_keeps_a_table_in_a_file() {
     let error = again.put_with(&order("c1", "o1", "x", 0), &Write::new().if_absent()).await.unwrap_err();
     expect(error, ResourceErrorKind::ConditionFailed, None);
 
-    std::fs::write(folder.join("orders-local.json"), "{not json").unwrap();
-    let error = local(&folder, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
+    // A file this process has not opened yet is read on first use: one
+    // that is not a table is refused.
+    let corrupt = folder.join("corrupt");
+    std::fs::create_dir_all(&corrupt).unwrap();
+    std::fs::write(corrupt.join("orders-local.json"), "{not json").unwrap();
+    let error = local(&corrupt, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
     expect(error, ResourceErrorKind::Malformed, Some("MalformedTableFile"));
     let _ = std::fs::remove_dir_all(&folder);
 

@@ -45,6 +45,7 @@ pub struct DeleteUnsent {
 }
 
 /// The answer for one key, as a backend gives it.
+#[derive(Clone)]
 pub(crate) enum Removal {
     Deleted(String),
     Failed { key: String, code: String, message: String },

@@ -7,7 +7,9 @@
 //! a write is made whole in a temporary file and renamed into place, and
 //! a reader, which holds the file it opened, sees the old object or the
 //! new one, never half of one. A file is named by its key, percent-encoded
-//! (so that `a` and `a/b` are both objects, as on S3); a key too long for
+//! (so that `a` and `a/b` are both objects, as on S3), capital letters
+//! too (so that `Readme` and `README` are two files on a disk that does
+//! not tell case apart, as macOS's and Windows' do not); a key too long for
 //! a file name is named by its hash, `~<hash>`, and read back from its
 //! file. Temporary files start with `.`, which no object's name does.
 
@@ -32,12 +34,46 @@ use crate::future::BoxFuture;
 use crate::resources::ResourceErrorKind;
 use crate::resources::error::Fault;
 
-/// What a file name keeps of a key as it is: letters, digits, `-` and `_`.
-const NAME: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_');
+/// What a file name keeps of a key as it is: small letters, digits, `-`
+/// and `_`. A `%` always starts an escape, whose hex digits are capitals,
+/// so two names that differ only in case are never both made.
+const NAME: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .add(b'A')
+    .add(b'B')
+    .add(b'C')
+    .add(b'D')
+    .add(b'E')
+    .add(b'F')
+    .add(b'G')
+    .add(b'H')
+    .add(b'I')
+    .add(b'J')
+    .add(b'K')
+    .add(b'L')
+    .add(b'M')
+    .add(b'N')
+    .add(b'O')
+    .add(b'P')
+    .add(b'Q')
+    .add(b'R')
+    .add(b'S')
+    .add(b'T')
+    .add(b'U')
+    .add(b'V')
+    .add(b'W')
+    .add(b'X')
+    .add(b'Y')
+    .add(b'Z');
 /// The longest percent-encoded name kept; longer keys are named by hash.
 const LONGEST_NAME: usize = 200;
 /// How much of an object one step of a read takes from disk.
 const CHUNK: u64 = 256 * 1024;
+/// The longest header read: a key, a content type and 2 KiB of metadata
+/// fit many times over. A file whose last 8 bytes claim more is not one
+/// this SDK wrote, and is refused before its claim is allocated.
+const LONGEST_HEADER: u64 = 1024 * 1024;
 
 /// A bucket's folder.
 pub(crate) struct Folder {
@@ -62,7 +98,8 @@ impl Header {
         info.content_type = self.content_type;
         info.metadata = self.metadata;
         info.etag = Some(self.etag);
-        info.last_modified = Some(UNIX_EPOCH + Duration::from_millis(self.last_modified_millis));
+        // A time past what the platform's clock counts is read as unknown.
+        info.last_modified = UNIX_EPOCH.checked_add(Duration::from_millis(self.last_modified_millis));
         info
     }
 }
@@ -123,6 +160,9 @@ fn open(root: &Path, path: &Path, key: Option<&str>) -> Result<Option<(File, Hea
     let mut trailer = [0; 8];
     file.seek(SeekFrom::Start(length - 8)).and_then(|_| file.read_exact(&mut trailer)).map_err(|e| disk(root, e))?;
     let header_length = u64::from_be_bytes(trailer);
+    if header_length > LONGEST_HEADER {
+        return Err(corrupt(path, "its header is longer than any this SDK writes"));
+    }
     let Some(content_length) = length.checked_sub(8).and_then(|rest| rest.checked_sub(header_length)) else {
         return Err(corrupt(path, "its header is longer than the file"));
     };
@@ -332,5 +372,42 @@ mod tests {
         let long = "k".repeat(600);
         assert!(file_name(&long).starts_with('~') && file_name(&long).len() == 33);
         assert_eq!(percent_decode_str(&file_name("é/ü")).decode_utf8().unwrap(), "é/ü");
+    }
+
+    #[test]
+    fn keys_that_differ_in_case_name_files_that_differ_in_case_folded() {
+        let folded = |key: &str| file_name(key).to_lowercase();
+        assert_ne!(folded("Readme"), folded("README"));
+        assert_ne!(folded("a/B"), folded("a/b"));
+        assert_ne!(folded("/"), folded("%2f"));
+        assert_eq!(percent_decode_str(&file_name("Photos/IMG.JPG")).decode_utf8().unwrap(), "Photos/IMG.JPG");
+    }
+
+    #[test]
+    fn a_file_claiming_a_huge_header_is_refused_before_it_is_read() {
+        let root = std::env::temp_dir().join(format!("celerity-folder-header-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let path = root.join("huge");
+        // Within the file's length, so only the bound refuses it.
+        let mut content = vec![0_u8; (LONGEST_HEADER + 1) as usize];
+        content.extend_from_slice(&(LONGEST_HEADER + 1).to_be_bytes());
+        std::fs::write(&path, content).unwrap();
+        let fault = open(&root, &path, None).err().unwrap();
+        assert_eq!(fault.code.as_deref(), Some("CorruptObject"));
+        assert!(fault.message.contains("longer than any"), "{}", fault.message);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_modification_time_past_the_clock_is_unknown() {
+        let header = Header {
+            key: "k".into(),
+            size: 0,
+            content_type: None,
+            metadata: HashMap::new(),
+            etag: "\"e\"".into(),
+            last_modified_millis: u64::MAX,
+        };
+        let _ = header.info();
     }
 }

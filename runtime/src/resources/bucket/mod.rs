@@ -34,7 +34,8 @@
 //! at most [`MAX_KEY_BYTES`] bytes, metadata of at most
 //! [`MAX_METADATA_BYTES`], a signed URL's expiry of at most
 //! [`MAX_EXPIRY`]. Every failure is a [`ResourceError`] naming the bucket,
-//! the operation and the key: a key that holds nothing is
+//! the operation and, where there is one (every operation but a listing),
+//! the key: a key that holds nothing is
 //! [`NotFound`](ResourceErrorKind::NotFound), a range past the end of an
 //! object is [`Refused`](ResourceErrorKind::Refused) with S3's
 //! `InvalidRange`, and a read cut off mid-object ends its stream with an
@@ -406,7 +407,10 @@ impl Bucket {
 
     /// Copies the object at `key` to `to_key` of the bucket `to`, which must
     /// be served as this one is (both on S3, both in folders, both in
-    /// memory): the backend copies it.
+    /// memory): the backend copies it. S3 copies an object of at most 5 GB
+    /// in one request, and refuses a larger one
+    /// ([`Refused`](ResourceErrorKind::Refused)): read it and
+    /// [`put_stream`](Self::put_stream) it instead.
     pub async fn copy_to(
         &self,
         key: &str,

@@ -116,12 +116,15 @@ pub(crate) fn total_of(content_range: &str) -> Option<u64> {
     content_range.rsplit_once('/').and_then(|(_, total)| total.trim().parse().ok())
 }
 
-/// The first and last byte served, from a `Content-Range` answer.
+/// The bytes served, as a start and an end (excluded), from a
+/// `Content-Range` answer; `None` where the answer names no bytes (a last
+/// byte before the first, or past the last a `u64` counts).
 pub(crate) fn served_of(content_range: &str) -> Option<(u64, u64)> {
     let spec = content_range.trim().strip_prefix("bytes")?.trim();
     let (served, _) = spec.split_once('/')?;
     let (first, last) = served.split_once('-')?;
-    Some((first.trim().parse().ok()?, last.trim().parse::<u64>().ok()? + 1))
+    let (first, last) = (first.trim().parse::<u64>().ok()?, last.trim().parse::<u64>().ok()?);
+    (first <= last).then_some((first, last.checked_add(1)?))
 }
 
 #[cfg(test)]
@@ -160,5 +163,8 @@ mod tests {
         assert_eq!(total_of("nonsense"), None);
         assert_eq!(served_of("bytes 10-19/1234"), Some((10, 20)));
         assert_eq!(served_of("bytes */1234"), None);
+        // A server's answer, however odd, is read without overflow.
+        assert_eq!(served_of("bytes 0-18446744073709551615/*"), None);
+        assert_eq!(served_of("bytes 9-3/10"), None);
     }
 }

@@ -229,6 +229,11 @@ impl Drop for Abort {
     }
 }
 
+/// An answer of S3's that is not one it gives.
+fn malformed(what: &str) -> Fault {
+    Fault::new(ResourceErrorKind::Malformed, None, what)
+}
+
 fn metadata(options: &PutOptions) -> Option<HashMap<String, String>> {
     (!options.metadata.is_empty()).then(|| options.metadata.clone())
 }
@@ -254,9 +259,17 @@ impl Backend for S3 {
                 .send()
                 .await
                 .map_err(|error| self.failed(&error))?;
-            let content_length = output.content_length().unwrap_or_default().max(0) as u64;
+            // The length is what the body is counted against: without it, a
+            // body cut short could not be told from a whole one.
+            let content_length = output
+                .content_length()
+                .and_then(|length| u64::try_from(length).ok())
+                .ok_or_else(|| malformed("S3 answered an object without its length"))?;
             let content_range = output.content_range();
             let served = range.and(content_range.and_then(served_of));
+            if served.is_some_and(|(start, end)| end - start != content_length) {
+                return Err(malformed("S3 answered a range whose length is not the range's"));
+            }
             let mut info = ObjectInfo::new(key, content_range.and_then(total_of).unwrap_or(content_length));
             info.content_type = output.content_type().map(str::to_string);
             info.etag = output.e_tag().map(str::to_string);
@@ -352,9 +365,11 @@ impl Backend for S3 {
                     answered.insert(key, removal);
                 }
             }
+            // Looked up, not taken: a key named twice in one request has
+            // one answer, which is the answer for both.
             keys.iter()
                 .map(|key| {
-                    answered.remove(key.as_str()).unwrap_or_else(|| {
+                    answered.get(key.as_str()).cloned().unwrap_or_else(|| {
                         Removal::Unsent(key.clone(), Fault::unreachable("S3 answered the delete without this key"))
                     })
                 })
@@ -402,15 +417,13 @@ impl Backend for S3 {
                 .contents()
                 .iter()
                 .map(|object| {
-                    let mut info = ObjectInfo::new(
-                        object.key().unwrap_or_default(),
-                        object.size().unwrap_or_default().max(0) as u64,
-                    );
+                    let key = object.key().ok_or_else(|| malformed("S3 listed an object without its key"))?;
+                    let mut info = ObjectInfo::new(key, object.size().unwrap_or_default().max(0) as u64);
                     info.etag = object.e_tag().map(str::to_string);
                     info.last_modified = time(object.last_modified());
-                    info
+                    Ok(info)
                 })
-                .collect();
+                .collect::<Result<_, Fault>>()?;
             let cursor = match (output.is_truncated(), output.next_continuation_token()) {
                 (Some(true), Some(token)) => Some(Cursor::from_text(token)),
                 _ => None,

@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::backend::GroupWrite;
 use super::condition::Condition;
-use super::key::Key;
+use super::key::{Key, slot};
 use super::update::Update;
-use super::value::{Item, tagged};
+use super::value::Item;
 use super::write::Write;
 use super::{Datastore, item, prepare_put, prepare_update};
 use crate::resources::error::{Fault, ResourceError};
@@ -166,7 +166,7 @@ impl AtomicGroup {
                 }
             };
             let key_item = schema.table.key_item(&key).map_err(|fault| fail(fault, Some(key.to_string())))?;
-            if !seen.insert(tagged::item_to_json(&key_item).to_string()) {
+            if !seen.insert(slot(&schema.table, &key_item)) {
                 return Err(fail(
                     Fault::invalid("DuplicateItem", "an atomic group names each item once"),
                     Some(key.to_string()),

@@ -10,8 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::backend::BatchWrite;
-use super::key::{Key, KeySchema};
-use super::value::{Item, tagged};
+use super::key::{Key, slot};
 use super::{Datastore, item, prepare_put, stored};
 use crate::resources::error::{Fault, ResourceError};
 
@@ -47,13 +46,6 @@ pub enum BatchOp<T> {
     Put(T),
     /// Deletes the item under the key.
     Delete(Key),
-}
-
-/// The text an item's key is told apart by.
-fn slot(schema: &KeySchema, item: &Item) -> String {
-    let key: Item =
-        schema.names().filter_map(|name| item.get(name).map(|value| (name.to_string(), value.clone()))).collect();
-    tagged::item_to_json(&key).to_string()
 }
 
 /// How long to wait before attempt `attempt` (from 1): 50 ms, doubled each

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use super::value::{Item, Value};
+use super::number;
+use super::value::{Item, Value, tagged};
 use crate::resources::error::Fault;
 
 /// The most bytes a partition key value may have.
@@ -73,7 +74,7 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
-    fn holds(self, value: &Value) -> bool {
+    pub(crate) fn holds(self, value: &Value) -> bool {
         matches!(
             (self, value),
             (KeyKind::String, Value::String(_))
@@ -212,6 +213,23 @@ impl KeySchema {
     }
 }
 
+/// The text that tells `item`'s key apart from every other key under
+/// `schema`: its key attributes in DynamoDB's tagged JSON, each number in
+/// its one spelling, since DynamoDB holds `1` and `1.0` as one key.
+pub(crate) fn slot(schema: &KeySchema, item: &Item) -> String {
+    let key: Item = schema
+        .names()
+        .filter_map(|name| {
+            let value = match item.get(name)? {
+                Value::Number(text) => Value::Number(number::canonical(text).unwrap_or_else(|| text.clone())),
+                other => other.clone(),
+            };
+            Some((name.to_string(), value))
+        })
+        .collect();
+    tagged::item_to_json(&key).to_string()
+}
+
 fn check_value(attribute: &KeyAttribute, value: &Value, most: usize) -> Result<(), Fault> {
     if !attribute.kind.holds(value) {
         return Err(Fault::invalid(
@@ -231,6 +249,14 @@ fn check_value(attribute: &KeyAttribute, value: &Value, most: usize) -> Result<(
         return Err(Fault::invalid(
             "KeyTooLarge",
             format!("the key value of `{}` is {size} bytes, over DynamoDB's {most}", attribute.name),
+        ));
+    }
+    if let Value::Number(text) = value
+        && number::canonical(text).is_none()
+    {
+        return Err(Fault::invalid(
+            "InvalidKey",
+            format!("the key value of `{}` is `{text}`, which is not a number DynamoDB holds", attribute.name),
         ));
     }
     if size == 0 && !matches!(value, Value::Number(_)) {
@@ -283,6 +309,8 @@ mod tests {
             Some("KeyTooLarge")
         );
         assert!(sorted.key_item(&Key::new("a").with_sort("s".repeat(1024))).is_ok());
+        assert_eq!(code(Key::new("a").with_sort(Value::number("twelve"))).as_deref(), Some("InvalidKey"));
+        assert_eq!(code(Key::new("a").with_sort(Value::number(f64::NAN))).as_deref(), Some("InvalidKey"));
     }
 
     #[test]

@@ -52,7 +52,10 @@
 //! [`Invalid`](ResourceErrorKind::Invalid) for what is refused before
 //! sending: an item over 400 KB (`ItemTooLarge`), a partition key over
 //! 2048 bytes or a sort key over 1024 (`KeyTooLarge`), a cursor changed or
-//! from another query (`InvalidCursor`).
+//! from another query (`InvalidCursor`), a sort-key range DynamoDB would
+//! refuse (`InvalidQuery`: a bound of another type than the key's,
+//! `begins_with` on a number, a `between` whose bounds are the wrong way
+//! round).
 //!
 //! # Backends
 //!
@@ -72,7 +75,11 @@
 //!   `http://localhost:8000`. DynamoDB Local checks neither region nor
 //!   credentials; where the environment gives none, `us-east-1` and
 //!   placeholder credentials are used.
-//!   A file is for one process at a time: each write replaces it whole.
+//!   Numbers in such a table are compared and added as DynamoDB does, as
+//!   exact decimals (`1` and `1.0` are one key). Every handle of a process
+//!   on one file shares the one table it holds, read once; a file is for
+//!   one process at a time: each write replaces it whole, and a write the
+//!   file does not take is not kept.
 //! - Any other platform is [`Unsupported`](ResourceErrorKind::Unsupported).
 //!
 //! ```
@@ -118,6 +125,7 @@ mod item;
 mod key;
 mod key_condition;
 pub(crate) mod memory;
+mod number;
 mod pages;
 mod platform;
 mod query;
@@ -371,7 +379,10 @@ impl Datastore {
                 None => Key::new(query.partition.clone()),
             })?;
             let sort = match (&query.sort, index.sort()) {
-                (Some(range), Some(sort)) => Some((sort.name(), range)),
+                (Some(range), Some(sort)) => {
+                    range.check(sort)?;
+                    Some((sort.name(), range))
+                }
                 (Some(_), None) => {
                     return Err(Fault::invalid(
                         "InvalidQuery",

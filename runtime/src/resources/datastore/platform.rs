@@ -26,7 +26,7 @@ pub(super) async fn resolve(resource: &ResourceRef) -> Result<Resolved, Fault> {
                 let schema = local_schema(resource).await?;
                 let path = PathBuf::from(folder).join(format!("{}.json", file_name(&table)));
                 let table_in_file = memory::MemoryTable::in_file(schema.clone(), path)?;
-                return Ok(Resolved { table, backend: Arc::new(table_in_file), schema });
+                return Ok(Resolved { table, backend: table_in_file, schema });
             }
             _ => {
                 let endpoint = endpoint.as_deref().unwrap_or(dynamodb::DEFAULT_LOCAL_ENDPOINT);

@@ -5,6 +5,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::number;
+
 /// An item as the store holds it: attribute names to values.
 pub(crate) type Item = BTreeMap<String, Value>;
 
@@ -78,18 +80,23 @@ impl Value {
     pub(crate) fn size(&self) -> usize {
         match self {
             Value::String(text) => text.len(),
-            // DynamoDB stores a number in about one byte per two digits,
-            // plus one; the text's length is an upper bound close to it.
-            Value::Number(text) => text.len().div_ceil(2) + 1,
+            Value::Number(text) => number_size(text),
             Value::Binary(bytes) => bytes.len(),
             Value::Bool(_) | Value::Null => 1,
             Value::List(values) => 3 + values.iter().map(|value| value.size() + 1).sum::<usize>(),
             Value::Map(map) => 3 + map.iter().map(|(name, value)| name.len() + value.size() + 1).sum::<usize>(),
             Value::StringSet(texts) => texts.iter().map(String::len).sum(),
-            Value::NumberSet(numbers) => numbers.iter().map(|text| text.len().div_ceil(2) + 1).sum(),
+            Value::NumberSet(numbers) => numbers.iter().map(|text| number_size(text)).sum(),
             Value::BinarySet(bytes) => bytes.iter().map(Vec::len).sum(),
         }
     }
+}
+
+/// The bytes DynamoDB counts for a number: one per two significant digits,
+/// and one more. Text that is no number (which DynamoDB would refuse) is
+/// counted by its length, so that it is never counted short.
+fn number_size(text: &str) -> usize {
+    number::size(text).unwrap_or_else(|| text.len().div_ceil(2) + 1)
 }
 
 /// The size DynamoDB counts for an item: every attribute's name and value.
@@ -97,24 +104,14 @@ pub(crate) fn item_size(item: &Item) -> usize {
     item.iter().map(|(name, value)| name.len() + value.size()).sum()
 }
 
-/// Two numbers' order by value. Integers are compared exactly, anything
-/// else as a 64-bit float.
+/// Two numbers' order by value, exactly, as decimals.
 fn compare_numbers(a: &str, b: &str) -> Option<Ordering> {
-    if let (Ok(a), Ok(b)) = (a.trim().parse::<i128>(), b.trim().parse::<i128>()) {
-        return Some(a.cmp(&b));
-    }
-    let (a, b) = (a.trim().parse::<f64>().ok()?, b.trim().parse::<f64>().ok()?);
-    a.partial_cmp(&b)
+    number::compare(a, b)
 }
 
-/// The sum of two numbers, exact for integers.
+/// The sum of two numbers, exact.
 pub(crate) fn add_numbers(a: &str, b: &str) -> Option<String> {
-    if let (Ok(x), Ok(y)) = (a.trim().parse::<i128>(), b.trim().parse::<i128>()) {
-        return x.checked_add(y).map(|sum| sum.to_string());
-    }
-    let (x, y) = (a.trim().parse::<f64>().ok()?, b.trim().parse::<f64>().ok()?);
-    let sum = x + y;
-    sum.is_finite().then(|| sum.to_string())
+    number::add(a, b)
 }
 
 impl From<&str> for Value {
@@ -242,9 +239,11 @@ mod tests {
         assert_eq!(Value::number("1.5").compare(&Value::from(1)), Some(Ordering::Greater));
         assert_eq!(Value::from("9").compare(&Value::from("10")), Some(Ordering::Greater));
         assert_eq!(Value::from("a").compare(&Value::from(1)), None);
+        assert_eq!(Value::number("1.00000000000000001").compare(&Value::from(1)), Some(Ordering::Greater));
+        assert_eq!(add_numbers("0.1", "0.2").as_deref(), Some("0.3"));
         assert_eq!(
-            add_numbers("170141183460469231731687303715884105000", "1").as_deref(),
-            Some("170141183460469231731687303715884105001")
+            add_numbers("17014118346046923173168730371588410500", "1").as_deref(),
+            Some("17014118346046923173168730371588410501")
         );
     }
 

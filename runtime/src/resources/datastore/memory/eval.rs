@@ -24,12 +24,27 @@ pub(crate) fn resolve<'a>(item: &'a Item, path: &Path) -> Option<&'a Value> {
 }
 
 /// Whether two values are equal as DynamoDB compares them: numbers by
-/// value, everything else as it is.
+/// value, sets whatever their order (a set has none), lists and maps
+/// element by element, everything else as it is.
 fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(_), Value::Number(_)) => a.compare(b) == Some(Ordering::Equal),
+        (Value::StringSet(x), Value::StringSet(y)) => same_set(x, y, |p, q| p == q),
+        (Value::BinarySet(x), Value::BinarySet(y)) => same_set(x, y, |p, q| p == q),
+        (Value::NumberSet(x), Value::NumberSet(y)) => {
+            same_set(x, y, |p, q| equal(&Value::Number(p.clone()), &Value::Number(q.clone())))
+        }
+        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q)),
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len() && x.iter().all(|(name, p)| y.get(name).is_some_and(|q| equal(p, q)))
+        }
         _ => a == b,
     }
+}
+
+/// Whether every member of each set is in the other.
+fn same_set<T>(x: &[T], y: &[T], same: impl Fn(&T, &T) -> bool) -> bool {
+    x.iter().all(|p| y.iter().any(|q| same(p, q))) && y.iter().all(|q| x.iter().any(|p| same(p, q)))
 }
 
 /// Whether `condition` holds for `item` (`None`: no item is there, which
@@ -198,6 +213,13 @@ mod tests {
         yes(attribute("missing").not_exists().and(attribute("status").exists()));
         yes(attribute("missing").exists().or(!attribute("status").eq("closed")));
         assert!(holds(&attribute("pk").not_exists(), None));
+        yes(attribute("tags").eq(Value::StringSet(vec!["b".into(), "a".into()])));
+        no(attribute("tags").eq(Value::StringSet(vec!["a".into()])));
+        let mut numbers = Item::new();
+        numbers.insert("ns".into(), Value::NumberSet(vec!["1".into(), "2.50".into()]));
+        numbers.insert("l".into(), Value::List(vec![Value::number("1.0")]));
+        assert!(holds(&attribute("ns").eq(Value::NumberSet(vec!["2.5".into(), "1.0".into()])), Some(&numbers)));
+        assert!(holds(&attribute("l").eq(Value::List(vec![Value::from(1)])), Some(&numbers)));
     }
 
     #[test]

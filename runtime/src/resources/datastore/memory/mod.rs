@@ -9,15 +9,15 @@ mod file;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
 
 use super::MAX_ITEM_BYTES;
 use super::backend::{Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest};
 use super::condition::Condition;
-use super::key::{KeySchema, TableSchema};
+use super::key::{self, KeySchema, TableSchema};
 use super::update::Update;
-use super::value::{Item, item_size, tagged};
+use super::value::{Item, item_size};
 use crate::future::BoxFuture;
 use crate::resources::error::{Fault, ResourceErrorKind};
 
@@ -47,13 +47,17 @@ fn condition_failed() -> Fault {
 impl MemoryTable {
     /// An empty table keyed by `schema`.
     pub(crate) fn new(schema: TableSchema) -> Self {
-        MemoryTable { schema, items: Mutex::new(BTreeMap::new()), file: None, shortfalls: AtomicUsize::new(0) }
+        MemoryTable::with_items(schema, BTreeMap::new(), None)
     }
 
-    /// The table kept in `path`, with the items it holds where it exists.
-    pub(crate) fn in_file(schema: TableSchema, path: PathBuf) -> Result<Self, Fault> {
-        let items = file::load(&path, &schema.table)?;
-        Ok(MemoryTable { schema, items: Mutex::new(items), file: Some(path), shortfalls: AtomicUsize::new(0) })
+    /// The table kept in `path`, with the items it holds where it exists:
+    /// the one this process already has open there, where it has.
+    pub(crate) fn in_file(schema: TableSchema, path: PathBuf) -> Result<Arc<Self>, Fault> {
+        file::shared(schema, path)
+    }
+
+    fn with_items(schema: TableSchema, items: BTreeMap<String, Item>, file: Option<PathBuf>) -> Self {
+        MemoryTable { schema, items: Mutex::new(items), file, shortfalls: AtomicUsize::new(0) }
     }
 
     /// Every item, in key order.
@@ -76,22 +80,19 @@ impl MemoryTable {
 
     /// The text a key item is held under.
     fn slot(&self, item: &Item) -> String {
-        let key: Item = self
-            .schema
-            .table
-            .names()
-            .filter_map(|name| item.get(name).map(|value| (name.to_string(), value.clone())))
-            .collect();
-        tagged::item_to_json(&key).to_string()
+        key::slot(&self.schema.table, item)
     }
 
-    /// Runs `change` on the items, then keeps them in the file.
+    /// Runs `change` on the items, then keeps them in the file. A change
+    /// the file did not take is undone: a write that answers an error is
+    /// not seen by the next read.
     fn write<T>(&self, change: impl FnOnce(&mut BTreeMap<String, Item>) -> Result<T, Fault>) -> Result<T, Fault> {
         let mut items = self.items.lock().map_err(|_| poisoned())?;
-        let answer = change(&mut items)?;
-        if let Some(path) = &self.file {
-            file::save(path, &items)?;
-        }
+        let Some(path) = &self.file else { return change(&mut items) };
+        let mut changed = items.clone();
+        let answer = change(&mut changed)?;
+        file::save(path, &changed)?;
+        *items = changed;
         Ok(answer)
     }
 
@@ -324,15 +325,41 @@ impl MemoryTable {
             };
             changes.push((slot, change));
         }
+        // Kept in the file first where there is one, so that a group the
+        // file did not take is not seen by the next read either.
+        let mut changed = if self.file.is_some() { items.clone() } else { std::mem::take(&mut *items) };
         for (slot, change) in changes {
             match change {
-                Some(item) => items.insert(slot, item),
-                None => items.remove(&slot),
+                Some(item) => changed.insert(slot, item),
+                None => changed.remove(&slot),
             };
         }
         if let Some(path) = &self.file {
-            file::save(path, &items).map_err(unplaced)?;
+            file::save(path, &changed).map_err(unplaced)?;
         }
+        *items = changed;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::datastore::key::{KeyAttribute, KeyKind};
+    use crate::resources::datastore::value::Value;
+
+    #[tokio::test]
+    async fn one_number_spelled_two_ways_is_one_key() {
+        let schema = KeySchema::new(KeyAttribute::new("id", KeyKind::Number));
+        let table =
+            MemoryTable::new(TableSchema { table: schema, indexes: Default::default(), global: Default::default() });
+        let item = |id: &str, name: &str| {
+            Item::from([("id".to_string(), Value::number(id)), ("name".to_string(), Value::from(name))])
+        };
+        table.put(&item("1", "first"), None).await.unwrap();
+        table.put(&item("1.0", "second"), None).await.unwrap();
+        assert_eq!(table.items().len(), 1, "DynamoDB holds 1 and 1.0 under one key");
+        let key = Item::from([("id".to_string(), Value::number("1e0"))]);
+        assert_eq!(table.get(&key, true).await.unwrap().unwrap()["name"], Value::from("second"));
     }
 }
