@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use aws_smithy_http_client::tls;
@@ -78,17 +78,14 @@ async fn on_moto(test: &str) -> Buckets {
     Buckets { on_moto: true, ..configured(&test, &[("CELERITY_PLATFORM", "aws")]) }
 }
 
-/// A folder of its own for a test, under the system's temporary folder.
-fn scratch(test: &str) -> PathBuf {
-    let folder = std::env::temp_dir().join(format!("celerity-bucket-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).unwrap();
-    folder
+/// A folder of a test's own, removed when it is dropped.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a folder for the test's buckets")
 }
 
-/// The buckets as a local session with no S3 server keeps them: folders.
-fn in_folder(test: &str) -> Buckets {
-    let folder = scratch(test);
+/// The buckets as a local session with no S3 server keeps them: folders,
+/// in `folder`.
+fn in_folder(test: &str, folder: &Path) -> Buckets {
     configured(test, &[("CELERITY_PLATFORM", "local"), ("CELERITY_LOCAL_BUCKET_DIR", folder.to_str().unwrap())])
 }
 
@@ -112,7 +109,8 @@ macro_rules! on_all {
 
                 #[tokio::test]
                 async fn in_folder() {
-                    super::$behaviour(super::in_folder(stringify!($behaviour))).await;
+                    let folder = super::scratch();
+                    super::$behaviour(super::in_folder(stringify!($behaviour), folder.path())).await;
                 }
 
                 #[tokio::test]
@@ -506,38 +504,47 @@ async fn a_read_cut_off_mid_object_ends_with_an_error() {
     assert_eq!(error.key(), Some("partial.txt"));
 }
 
-/// The folder bucket keeps one file per object, and leaves no temporary
+/// The folder bucket keeps one file per object, inside the bucket's
+/// folder whatever the key (`..`, a leading `/`), and leaves no temporary
 /// file behind a failed write.
 #[tokio::test]
 async fn the_folder_keeps_one_file_per_object_and_no_leftovers() {
-    let folder = scratch("files");
-    let buckets =
-        configured("files", &[("CELERITY_PLATFORM", "local"), ("CELERITY_LOCAL_BUCKET_DIR", folder.to_str().unwrap())]);
+    let scratch = scratch();
+    let root = scratch.path().join("session");
+    let env = [("CELERITY_PLATFORM", "local"), ("CELERITY_LOCAL_BUCKET_DIR", root.to_str().unwrap())];
+    let buckets = configured("files", &env);
     buckets.uploads.put("a", "1").await.unwrap();
     buckets.uploads.put("a/b", "2").await.unwrap();
     buckets.uploads.put(&"long/".repeat(100), "3").await.unwrap();
+    buckets.uploads.put("../../escape", "4").await.unwrap();
+    buckets.uploads.put("/absolute", "5").await.unwrap();
     let chunks = futures_util::stream::iter([Ok(Bytes::from_static(b"x")), Err(std::io::Error::other("cut"))]);
     buckets.uploads.put_stream("broken", chunks, PutOptions::new()).await.unwrap_err();
-    let mut names: Vec<String> = std::fs::read_dir(folder.join("files-uploads"))
+    let mut names: Vec<String> = std::fs::read_dir(root.join("files-uploads"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
     assert!(names.iter().all(|name| !name.starts_with('.')), "no temporary file is left: {names:?}");
+    // Nothing was written beside the bucket's folder, or above the session's.
+    let beside: Vec<_> = std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert_eq!(beside, ["files-uploads"], "only the bucket's folder is in the session's");
+    let above: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert_eq!(above, ["session"], "nothing escaped the session's folder");
     let all = buckets.uploads.list("", ListOptions::new()).await.unwrap();
     let keys: Vec<&str> = all.objects.iter().map(|object| object.key.as_str()).collect();
-    assert_eq!(keys, ["a", "a/b", "long/".repeat(100).as_str()]);
+    assert_eq!(keys, ["../../escape", "/absolute", "a", "a/b", "long/".repeat(100).as_str()]);
     // A second handle on the same folder reads what the first wrote.
-    let again =
-        configured("files", &[("CELERITY_PLATFORM", "local"), ("CELERITY_LOCAL_BUCKET_DIR", folder.to_str().unwrap())]);
+    let again = configured("files", &env);
     assert_eq!(again.uploads.read("a/b").await.unwrap(), "2");
-    let _ = std::fs::remove_dir_all(folder);
+    assert_eq!(again.uploads.read("../../escape").await.unwrap(), "4");
 }
 
 #[tokio::test]
 async fn an_unknown_cursor_is_refused_by_the_buckets_that_make_their_own() {
-    for buckets in [in_memory(), in_folder("cursor")] {
+    let folder = scratch();
+    for buckets in [in_memory(), in_folder("cursor", folder.path())] {
         buckets.uploads.put("a", "1").await.unwrap();
         let options = ListOptions::new().after(Cursor::from_text("not-a-cursor"));
         let error = buckets.uploads.list("", options).await.unwrap_err();

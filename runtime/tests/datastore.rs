@@ -113,11 +113,15 @@ fn in_memory() -> Datastore {
     TestDatastore::with_indexes("orders", schema(), [("byStatus".to_string(), index)]).datastore()
 }
 
-/// A local session's table kept in a file, fresh for `behaviour`.
-fn in_file(behaviour: &str) -> Datastore {
-    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-{behaviour}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    local(&folder, &[])
+/// A local session's table kept in a file in `folder`, a fresh one for
+/// each test, removed when the test ends.
+fn in_file(folder: &std::path::Path) -> Datastore {
+    local(folder, &[])
+}
+
+/// A folder of a test's own, removed when it is dropped.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a folder for the test's table")
 }
 
 /// Runs a behaviour against the emulator's DynamoDB, the stand-in and a
@@ -138,7 +142,8 @@ macro_rules! on_all {
 
                 #[tokio::test]
                 async fn in_file() {
-                    super::$behaviour(super::in_file(stringify!($behaviour))).await;
+                    let folder = super::scratch();
+                    super::$behaviour(super::in_file(folder.path())).await;
                 }
             }
         )*
@@ -203,8 +208,8 @@ async fn number_sort_key_ranges(store: Datastore) {
 /// sees the other's writes, and neither's write loses the other's.
 #[tokio::test]
 async fn two_handles_on_one_file_share_its_table() {
-    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-two-handles", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
+    let scratch = scratch();
+    let folder = scratch.path();
     let (first, second) = (local(&folder, &[]), local(&folder, &[]));
     first.put(&order("c1", "o1", "open", 1)).await.unwrap();
     second.put(&order("c1", "o2", "open", 2)).await.unwrap();
@@ -214,14 +219,13 @@ async fn two_handles_on_one_file_share_its_table() {
     for sort in ["o1", "o2", "o3"] {
         assert!(file.contains(&format!("\"{sort}\"")), "{sort} is kept: {file}");
     }
-    let _ = std::fs::remove_dir_all(&folder);
 }
 
 /// A write the table file does not take is not seen by the next read.
 #[tokio::test]
 async fn a_write_the_file_refuses_is_not_kept() {
-    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-refused-write", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
+    let scratch = scratch();
+    let folder = scratch.path();
     let store = local(&folder, &[]);
     store.put(&order("c1", "o1", "open", 1)).await.unwrap();
     // A folder where the file is: the new file cannot be renamed over it.
@@ -234,21 +238,19 @@ async fn a_write_the_file_refuses_is_not_kept() {
     let error = store.atomic().put(&order("c1", "o3", "open", 3)).commit().await.unwrap_err();
     expect(error, ResourceErrorKind::Unreachable, None);
     assert_eq!(store.get::<Order>(&key("c1", "o3")).await.unwrap(), None);
-    let _ = std::fs::remove_dir_all(&folder);
 }
 
 /// A table kept in a file with two items under one key is refused, not
 /// read with one of them dropped.
 #[tokio::test]
 async fn a_table_file_with_one_key_twice_is_refused() {
-    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}-key-twice", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
+    let scratch = scratch();
+    let folder = scratch.path();
     std::fs::create_dir_all(&folder).unwrap();
     let item = r#"{"pk": {"S": "c1"}, "sk": {"S": "o1"}, "status": {"S": "open"}, "total": {"N": "1"}}"#;
     std::fs::write(folder.join("orders-local.json"), format!(r#"{{"items": [{item}, {item}]}}"#)).unwrap();
     let error = local(&folder, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
     expect(error, ResourceErrorKind::Malformed, Some("MalformedTableFile"));
-    let _ = std::fs::remove_dir_all(&folder);
 }
 
 fn expect(error: ResourceError, kind: ResourceErrorKind, code: Option<&str>) -> ResourceError {
@@ -683,8 +685,8 @@ fn local(folder: &std::path::Path, extra: &[(&str, &str)]) -> Datastore {
 
 #[tokio::test]
 async fn a_local_session_keeps_a_table_in_a_file() {
-    let folder = std::env::temp_dir().join(format!("celerity-datastore-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
+    let scratch = scratch();
+    let folder = scratch.path();
     let store = local(&folder, &[]);
     store.put(&order("c1", "o1", "open", 1)).await.unwrap();
     store.update::<Order>(&key("c1", "o1"), &Update::new().set("status", "shipped")).await.unwrap();
@@ -707,7 +709,6 @@ async fn a_local_session_keeps_a_table_in_a_file() {
     std::fs::write(corrupt.join("orders-local.json"), "{not json").unwrap();
     let error = local(&corrupt, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
     expect(error, ResourceErrorKind::Malformed, Some("MalformedTableFile"));
-    let _ = std::fs::remove_dir_all(&folder);
 
     let unkeyed = Configuration::builder()
         .links(links())
