@@ -395,16 +395,11 @@ fn main() -> ExitCode {
             app = app
                 .http(CACHE_TAG, cache_get_direct)
                 .http(QUEUE_TAG, queue_send_direct)
-                .http(SQL_TAG, sql_select_direct)
-                .http(BUCKET_TAG, bucket_put_direct)
-                .http(DATASTORE_TAG, datastore_get_direct);
+                .http(SQL_TAG, sql_select_direct);
+            app = app.http(BUCKET_TAG, bucket_put_direct).http(DATASTORE_TAG, datastore_get_direct);
         } else {
-            app = app
-                .http(CACHE_TAG, cache_get)
-                .http(QUEUE_TAG, queue_send)
-                .http(SQL_TAG, sql_select)
-                .http(BUCKET_TAG, bucket_put)
-                .http(DATASTORE_TAG, datastore_get);
+            app = app.http(CACHE_TAG, cache_get).http(QUEUE_TAG, queue_send).http(SQL_TAG, sql_select);
+            app = app.http(BUCKET_TAG, bucket_put).http(DATASTORE_TAG, datastore_get);
         }
         for tag in CAPPED_TAGS {
             app = app.register(Registration::http(HandlerKey::Tag(tag.to_string()), echo).max_concurrent(cap));

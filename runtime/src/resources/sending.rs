@@ -25,18 +25,43 @@ pub(crate) trait Outgoing: Sized + Send + Sync + 'static {
 /// The backend of a local session, which a handle calls without a box:
 /// every send of a local run goes through it, and a boxed future there
 /// was a fifth of what the handle added to a send.
-pub(crate) trait LocalBackend<M: Outgoing>: Backend<M> + Sized {
+pub(crate) trait LocalBackend<M: Outgoing>: Sized + Send + Sync + 'static {
     /// The backend of the resource whose deployed identifier is `name`, on
     /// the session's Redis.
     fn new(redis: Arc<SessionRedis>, name: &str) -> Self;
 
     /// Sends one message: the id the session gave it.
     fn send_unboxed(&self, message: &M) -> impl Future<Output = Result<String, Fault>> + Send;
+
+    /// Sends a batch in one pipeline: what became of each message, in
+    /// order.
+    fn send_pipelined<'a>(
+        &'a self,
+        messages: Vec<&'a M>,
+    ) -> impl Future<Output = Result<Vec<EntryOutcome>, Fault>> + Send + 'a;
+}
+
+/// A local session's backend as every backend is called: a batch is one
+/// pipeline, as Redis has no limit per request that a batch could reach.
+pub(crate) struct Pipelined<L>(L);
+
+impl<M: Outgoing, L: LocalBackend<M>> Backend<M> for Pipelined<L> {
+    fn send<'a>(&'a self, message: &'a M) -> BoxFuture<'a, Result<String, Fault>> {
+        Box::pin(self.0.send_unboxed(message))
+    }
+
+    fn chunking(&self) -> Chunking {
+        Chunking { max_entries: usize::MAX, max_bytes: usize::MAX }
+    }
+
+    fn send_chunk<'a>(&'a self, messages: Vec<&'a M>) -> BoxFuture<'a, Result<Vec<EntryOutcome>, Fault>> {
+        Box::pin(self.0.send_pipelined(messages))
+    }
 }
 
 /// The backend a handle resolved to.
 pub(crate) enum Served<M: Outgoing> {
-    Local(M::Local),
+    Local(Pipelined<M::Local>),
     Other(Arc<dyn Backend<M>>),
 }
 
@@ -86,7 +111,7 @@ impl<M: Outgoing> Backends<M> {
             Platform::Local => {
                 let name = resource.identifier().await?;
                 let redis = SessionRedis::at(deployment.endpoints.redis.as_deref());
-                Ok(Served::Local(M::Local::new(redis, &name)))
+                Ok(Served::Local(Pipelined(M::Local::new(redis, &name))))
             }
             Platform::Aws => Ok(Served::Other((self.aws)(resource).await?)),
             other => Err(Fault::unsupported(format!(
@@ -133,7 +158,13 @@ impl<M: Outgoing> Sender<M> {
         operations: Operations,
         backend: Arc<dyn Backend<M>>,
     ) -> Self {
-        Sender { name: name.to_string(), kind, operations, resource: None, backend: OnceCell::new_with(Some(Served::Other(backend))) }
+        Sender {
+            name: name.to_string(),
+            kind,
+            operations,
+            resource: None,
+            backend: OnceCell::new_with(Some(Served::Other(backend))),
+        }
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -145,7 +176,7 @@ impl<M: Outgoing> Sender<M> {
             let served = self.backend().await?;
             served.backend().check(&message)?;
             match served {
-                Served::Local(local) => local.send_unboxed(&message).await,
+                Served::Local(Pipelined(local)) => local.send_unboxed(&message).await,
                 Served::Other(other) => other.send(&message).await,
             }
         };

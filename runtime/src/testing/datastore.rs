@@ -10,7 +10,7 @@ use crate::future::BoxFuture;
 use crate::resources::datastore::memory::MemoryTable;
 use crate::resources::datastore::{
     Backend, BatchRead, BatchWrite, Condition, Datastore, GroupFault, GroupWrite, Item, KeySchema, QueryRequest,
-    RawPage, ScanRequest, TableSchema, Update, read_item,
+    RawPage, ScanRequest, TableSchema, UpdateRequest, read_item,
 };
 use crate::resources::{Fault, ResourceErrorKind};
 
@@ -118,13 +118,8 @@ impl Backend for StandIn {
         unless_out!(self, self.table.delete(key, condition))
     }
 
-    fn update<'a>(
-        &'a self,
-        key: &'a Item,
-        update: &'a Update,
-        condition: Option<&'a Condition>,
-    ) -> BoxFuture<'a, Result<Item, Fault>> {
-        unless_out!(self, self.table.update(key, update, condition))
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> BoxFuture<'a, Result<Item, Fault>> {
+        unless_out!(self, self.table.update(request))
     }
 
     fn query<'a>(&'a self, request: &'a QueryRequest<'a>) -> BoxFuture<'a, Result<RawPage, Fault>> {

@@ -10,9 +10,19 @@ use futures_util::stream::BoxStream;
 use super::body::Body;
 use super::deletion::Removal;
 use super::signing::Access;
-use super::{ByteRange, CopyOptions, CopyResult, Cursor, ObjectInfo, Page, PutOptions, PutResult};
+use super::{ByteRange, CopyOptions, CopyResult, ListOptions, ObjectInfo, Page, PutOptions, PutResult};
 use crate::future::BoxFuture;
 use crate::resources::error::Fault;
+
+/// A copy as a backend receives it: `key` of this backend to `to_key` of
+/// `to`, which is this backend or another bucket's.
+#[derive(Clone, Copy)]
+pub(crate) struct CopyRequest<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) to: &'a dyn Backend,
+    pub(crate) to_key: &'a str,
+    pub(crate) options: &'a CopyOptions,
+}
 
 /// An object as a backend reads it.
 pub(crate) struct Fetched {
@@ -41,23 +51,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// What the bucket knows about `key`, `None` where it holds nothing.
     fn info<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<ObjectInfo>, Fault>>;
 
-    /// A page of the objects under `prefix`.
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-        cursor: Option<&'a Cursor>,
-    ) -> BoxFuture<'a, Result<Page, Fault>>;
+    /// A page of the objects under `prefix`, as `options` say.
+    fn list<'a>(&'a self, prefix: &'a str, options: &'a ListOptions) -> BoxFuture<'a, Result<Page, Fault>>;
 
-    /// Copies `key` to `to_key` of `to`, which is this backend or another
-    /// bucket's.
-    fn copy<'a>(
-        &'a self,
-        key: &'a str,
-        to: &'a dyn Backend,
-        to_key: &'a str,
-        options: &'a CopyOptions,
-    ) -> BoxFuture<'a, Result<CopyResult, Fault>>;
+    /// Makes the copy the request describes.
+    fn copy<'a>(&'a self, request: CopyRequest<'a>) -> BoxFuture<'a, Result<CopyResult, Fault>>;
 
     /// A URL granting `access` to `key` for `expiry`.
     fn sign<'a>(&'a self, key: &'a str, access: &'a Access, expiry: Duration) -> BoxFuture<'a, Result<String, Fault>>;

@@ -6,11 +6,11 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::backend::{Backend, Fetched};
+use super::backend::{Backend, CopyRequest, Fetched};
 use super::body::Body;
 use super::deletion::Removal;
 use super::signing::Access;
-use super::{ByteRange, CopyOptions, CopyResult, Cursor, ObjectInfo, Page, PutOptions, PutResult};
+use super::{ByteRange, CopyResult, Cursor, ListOptions, ObjectInfo, Page, PutOptions, PutResult};
 use crate::future::BoxFuture;
 use crate::resources::ResourceErrorKind;
 use crate::resources::error::Fault;
@@ -115,12 +115,8 @@ impl<S: Store> Backend for Engine<S> {
         self.store.head(key)
     }
 
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-        cursor: Option<&'a Cursor>,
-    ) -> BoxFuture<'a, Result<Page, Fault>> {
+    fn list<'a>(&'a self, prefix: &'a str, options: &'a ListOptions) -> BoxFuture<'a, Result<Page, Fault>> {
+        let (limit, cursor) = (options.page_size(), options.cursor.as_ref());
         Box::pin(async move {
             let after = cursor.map(Cursor::key_after).transpose()?;
             let mut keys = self.store.keys(prefix).await?;
@@ -147,13 +143,8 @@ impl<S: Store> Backend for Engine<S> {
         })
     }
 
-    fn copy<'a>(
-        &'a self,
-        key: &'a str,
-        to: &'a dyn Backend,
-        to_key: &'a str,
-        options: &'a CopyOptions,
-    ) -> BoxFuture<'a, Result<CopyResult, Fault>> {
+    fn copy<'a>(&'a self, request: CopyRequest<'a>) -> BoxFuture<'a, Result<CopyResult, Fault>> {
+        let CopyRequest { key, to, to_key, options } = request;
         Box::pin(async move {
             let destination = to.as_any().downcast_ref::<Engine<S>>().ok_or_else(|| {
                 Fault::unsupported(format!(

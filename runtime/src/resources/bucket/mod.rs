@@ -110,6 +110,7 @@ use futures_util::stream::{Stream, StreamExt, TryStreamExt};
 use tokio::sync::OnceCell;
 
 pub(crate) use backend::Backend;
+use backend::CopyRequest;
 use body::{Body, BoxError};
 pub use body::{Object, ObjectBody};
 use deletion::Removal;
@@ -370,7 +371,7 @@ impl Bucket {
     pub async fn list(&self, prefix: &str, options: ListOptions) -> Result<Page, ResourceError> {
         let page = async {
             let backend = self.backend().await?;
-            backend.list(prefix, options.page_size(), options.cursor.as_ref()).await
+            backend.list(prefix, &options).await
         };
         page.await.map_err(|fault| self.error("listing", fault))
     }
@@ -426,7 +427,7 @@ impl Bucket {
             }
             let source = self.backend().await?;
             let destination = to.backend().await?;
-            source.copy(key, destination.as_ref(), to_key, &options).await
+            source.copy(CopyRequest { key, to: destination.as_ref(), to_key, options: &options }).await
         };
         copied.await.map_err(|fault| self.error("copying from", fault).with_key(key))
     }

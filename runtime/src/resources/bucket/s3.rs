@@ -17,12 +17,12 @@ use bytes::Bytes;
 use futures_util::stream::StreamExt;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::backend::{Backend, Fetched};
+use super::backend::{Backend, CopyRequest, Fetched};
 use super::body::{Body, Parts};
 use super::deletion::Removal;
 use super::range::{served_of, total_of};
 use super::signing::Access;
-use super::{ByteRange, CopyOptions, CopyResult, Cursor, ObjectInfo, Page, PutOptions, PutResult};
+use super::{ByteRange, CopyResult, Cursor, ListOptions, ObjectInfo, Page, PutOptions, PutResult};
 use crate::aws::sdk_config;
 use crate::future::BoxFuture;
 use crate::resources::ResourceErrorKind;
@@ -396,12 +396,8 @@ impl Backend for S3 {
         })
     }
 
-    fn list<'a>(
-        &'a self,
-        prefix: &'a str,
-        limit: usize,
-        cursor: Option<&'a Cursor>,
-    ) -> BoxFuture<'a, Result<Page, Fault>> {
+    fn list<'a>(&'a self, prefix: &'a str, options: &'a ListOptions) -> BoxFuture<'a, Result<Page, Fault>> {
+        let (limit, cursor) = (options.page_size(), options.cursor.as_ref());
         Box::pin(async move {
             let output = self
                 .client
@@ -432,13 +428,8 @@ impl Backend for S3 {
         })
     }
 
-    fn copy<'a>(
-        &'a self,
-        key: &'a str,
-        to: &'a dyn Backend,
-        to_key: &'a str,
-        options: &'a CopyOptions,
-    ) -> BoxFuture<'a, Result<CopyResult, Fault>> {
+    fn copy<'a>(&'a self, request: CopyRequest<'a>) -> BoxFuture<'a, Result<CopyResult, Fault>> {
+        let CopyRequest { key, to, to_key, options } = request;
         Box::pin(async move {
             let destination = to.as_any().downcast_ref::<S3>().ok_or_else(|| {
                 Fault::unsupported(

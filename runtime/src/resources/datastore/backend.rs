@@ -23,6 +23,15 @@ pub(crate) struct QueryRequest<'a> {
     pub(crate) start: Option<Item>,
 }
 
+/// An update as a backend receives it: the item's key, the changes, and
+/// what the item must hold for them to be made.
+#[derive(Clone, Copy)]
+pub(crate) struct UpdateRequest<'a> {
+    pub(crate) key: &'a Item,
+    pub(crate) update: &'a Update,
+    pub(crate) condition: Option<&'a Condition>,
+}
+
 /// A scan as a backend receives it.
 pub(crate) struct ScanRequest<'a> {
     pub(crate) filter: Option<&'a Condition>,
@@ -74,13 +83,8 @@ pub(crate) trait Backend: Send + Sync {
 
     fn delete<'a>(&'a self, key: &'a Item, condition: Option<&'a Condition>) -> BoxFuture<'a, Result<(), Fault>>;
 
-    /// Applies `update`, answering the item as it is after.
-    fn update<'a>(
-        &'a self,
-        key: &'a Item,
-        update: &'a Update,
-        condition: Option<&'a Condition>,
-    ) -> BoxFuture<'a, Result<Item, Fault>>;
+    /// Applies the update, answering the item as it is after.
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> BoxFuture<'a, Result<Item, Fault>>;
 
     fn query<'a>(&'a self, request: &'a QueryRequest<'a>) -> BoxFuture<'a, Result<RawPage, Fault>>;
 

@@ -12,7 +12,9 @@ use aws_sdk_dynamodb::types::{
     PutRequest, ReturnValue, ScalarAttributeType, TransactWriteItem, WriteRequest,
 };
 
-use super::backend::{Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest};
+use super::backend::{
+    Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest, UpdateRequest,
+};
 use super::condition::Condition;
 use super::expression::Expressions;
 use super::key::{KeyAttribute, KeyKind, KeySchema, TableSchema};
@@ -35,6 +37,29 @@ pub(crate) struct DynamoDb {
 
 /// Where a local session's DynamoDB Local listens by default.
 pub(crate) const DEFAULT_LOCAL_ENDPOINT: &str = "http://localhost:8000";
+
+/// Sends `request`, its failure named for the table.
+macro_rules! sent {
+    ($self:ident, $request:expr) => {
+        $request.send().await.map_err(|error| $self.failed(&error))
+    };
+}
+
+/// `builder` (of a transaction's `Put` or `Delete`, two types with the
+/// same setters) built with `condition` compiled into it, where there is
+/// one.
+macro_rules! built_with {
+    ($builder:expr, $condition:expr) => {{
+        let mut expressions = Expressions::new();
+        let condition = $condition.map(|condition| expressions.condition(condition));
+        $builder
+            .set_condition_expression(condition)
+            .set_expression_attribute_names(expressions.names())
+            .set_expression_attribute_values(expressions.values(to_attribute))
+            .build()
+            .map_err(unbuilt)
+    }};
+}
 
 impl DynamoDb {
     /// DynamoDB for `table`, through `endpoint` where one is given, in
@@ -80,29 +105,11 @@ impl DynamoDb {
     }
 
     fn put_request(&self, item: &Item, condition: Option<&Condition>) -> Result<Put, Fault> {
-        let mut expressions = Expressions::new();
-        let condition = condition.map(|condition| expressions.condition(condition));
-        Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(attributes(item)))
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(expressions.names())
-            .set_expression_attribute_values(expressions.values(to_attribute))
-            .build()
-            .map_err(unbuilt)
+        built_with!(Put::builder().table_name(&self.table).set_item(Some(attributes(item))), condition)
     }
 
     fn delete_request(&self, key: &Item, condition: Option<&Condition>) -> Result<Delete, Fault> {
-        let mut expressions = Expressions::new();
-        let condition = condition.map(|condition| expressions.condition(condition));
-        Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(attributes(key)))
-            .set_condition_expression(condition)
-            .set_expression_attribute_names(expressions.names())
-            .set_expression_attribute_values(expressions.values(to_attribute))
-            .build()
-            .map_err(unbuilt)
+        built_with!(Delete::builder().table_name(&self.table).set_key(Some(attributes(key))), condition)
     }
 
     fn update_request(
@@ -246,6 +253,30 @@ fn cancelled(error: &aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError>,
     GroupFault { index: Some(index), fault: Fault::new(kind, Some("TransactionCanceledException"), message) }
 }
 
+/// The backend's `$name` (put or delete): `$request` builds the write
+/// as a transaction's member, whose item (or key), condition and
+/// expression attributes the single write (`$operation`, its builder
+/// another type with the same setters) is sent with.
+macro_rules! conditional_write {
+    ($name:ident, $item:ident, $request:ident, $operation:ident, $set:ident, $get:ident) => {
+        fn $name<'a>(&'a self, $item: &'a Item, condition: Option<&'a Condition>) -> BoxFuture<'a, Result<(), Fault>> {
+            Box::pin(async move {
+                let built = self.$request($item, condition)?;
+                let request = self
+                    .client
+                    .$operation()
+                    .table_name(&self.table)
+                    .$set(Some(built.$get().clone()))
+                    .set_condition_expression(built.condition_expression().map(str::to_string))
+                    .set_expression_attribute_names(built.expression_attribute_names().cloned())
+                    .set_expression_attribute_values(built.expression_attribute_values().cloned());
+                sent!(self, request)?;
+                Ok(())
+            })
+        }
+    };
+}
+
 impl Backend for DynamoDb {
     fn schema(&self) -> BoxFuture<'_, Result<TableSchema, Fault>> {
         Box::pin(async move {
@@ -301,48 +332,13 @@ impl Backend for DynamoDb {
         })
     }
 
-    fn put<'a>(&'a self, item_: &'a Item, condition: Option<&'a Condition>) -> BoxFuture<'a, Result<(), Fault>> {
-        Box::pin(async move {
-            let put = self.put_request(item_, condition)?;
-            self.client
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(put.item().clone()))
-                .set_condition_expression(put.condition_expression().map(str::to_string))
-                .set_expression_attribute_names(put.expression_attribute_names().cloned())
-                .set_expression_attribute_values(put.expression_attribute_values().cloned())
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
-            Ok(())
-        })
-    }
+    conditional_write!(put, item_, put_request, put_item, set_item, item);
 
-    fn delete<'a>(&'a self, key: &'a Item, condition: Option<&'a Condition>) -> BoxFuture<'a, Result<(), Fault>> {
-        Box::pin(async move {
-            let delete = self.delete_request(key, condition)?;
-            self.client
-                .delete_item()
-                .table_name(&self.table)
-                .set_key(Some(delete.key().clone()))
-                .set_condition_expression(delete.condition_expression().map(str::to_string))
-                .set_expression_attribute_names(delete.expression_attribute_names().cloned())
-                .set_expression_attribute_values(delete.expression_attribute_values().cloned())
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
-            Ok(())
-        })
-    }
+    conditional_write!(delete, key, delete_request, delete_item, set_key, key);
 
-    fn update<'a>(
-        &'a self,
-        key: &'a Item,
-        update: &'a Update,
-        condition: Option<&'a Condition>,
-    ) -> BoxFuture<'a, Result<Item, Fault>> {
+    fn update<'a>(&'a self, change: UpdateRequest<'a>) -> BoxFuture<'a, Result<Item, Fault>> {
         Box::pin(async move {
-            let request = self.update_request(key, update, condition)?;
+            let request = self.update_request(change.key, change.update, change.condition)?;
             let output = self
                 .client
                 .update_item()
@@ -365,7 +361,7 @@ impl Backend for DynamoDb {
             let mut expressions = Expressions::new();
             let key = expressions.key_condition(request.partition, request.sort);
             let filter = request.filter.map(|filter| expressions.condition(filter));
-            let output = self
+            let call = self
                 .client
                 .query()
                 .table_name(&self.table)
@@ -377,10 +373,8 @@ impl Backend for DynamoDb {
                 .scan_index_forward(!request.descending)
                 .consistent_read(request.consistent)
                 .set_limit(request.limit.map(|limit| limit.min(i32::MAX as u32) as i32))
-                .set_exclusive_start_key(request.start.as_ref().map(attributes))
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
+                .set_exclusive_start_key(request.start.as_ref().map(attributes));
+            let output = sent!(self, call)?;
             Ok(RawPage { items: items(output.items())?, last: output.last_evaluated_key().map(item).transpose()? })
         })
     }
@@ -389,7 +383,7 @@ impl Backend for DynamoDb {
         Box::pin(async move {
             let mut expressions = Expressions::new();
             let filter = request.filter.map(|filter| expressions.condition(filter));
-            let output = self
+            let call = self
                 .client
                 .scan()
                 .table_name(&self.table)
@@ -398,10 +392,8 @@ impl Backend for DynamoDb {
                 .set_expression_attribute_names(expressions.names())
                 .set_expression_attribute_values(expressions.values(to_attribute))
                 .set_limit(request.limit.map(|limit| limit.min(i32::MAX as u32) as i32))
-                .set_exclusive_start_key(request.start.as_ref().map(attributes))
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
+                .set_exclusive_start_key(request.start.as_ref().map(attributes));
+            let output = sent!(self, call)?;
             Ok(RawPage { items: items(output.items())?, last: output.last_evaluated_key().map(item).transpose()? })
         })
     }
@@ -413,13 +405,7 @@ impl Backend for DynamoDb {
                 .consistent_read(consistent)
                 .build()
                 .map_err(unbuilt)?;
-            let output = self
-                .client
-                .batch_get_item()
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
+            let output = sent!(self, self.client.batch_get_item().request_items(&self.table, request))?;
             let found = match output.responses().and_then(|responses| responses.get(&self.table)) {
                 Some(list) => items(list)?,
                 None => Vec::new(),
@@ -447,13 +433,7 @@ impl Backend for DynamoDb {
                         .build(),
                 });
             }
-            let output = self
-                .client
-                .batch_write_item()
-                .request_items(&self.table, requests)
-                .send()
-                .await
-                .map_err(|error| self.failed(&error))?;
+            let output = sent!(self, self.client.batch_write_item().request_items(&self.table, requests))?;
             let mut left = Vec::new();
             for request in output.unprocessed_items().and_then(|left| left.get(&self.table)).into_iter().flatten() {
                 if let Some(put) = request.put_request() {

@@ -156,7 +156,9 @@ pub(crate) use key::TableSchema;
 use super::error::{Fault, ResourceError, ResourceErrorKind};
 use super::{ResourceHandle, ResourceKind, ResourceRef};
 use crate::future::BoxFuture;
-pub(crate) use backend::{Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest};
+pub(crate) use backend::{
+    Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest, UpdateRequest,
+};
 pub(crate) use value::Item;
 
 /// The most bytes an item may have, as DynamoDB counts them (names and
@@ -319,7 +321,8 @@ impl Datastore {
         let run = async {
             let resolved = self.resolved().await?;
             let (key_item, update, condition) = prepare_update(&resolved.schema, key, update, write)?;
-            match resolved.backend.update(&key_item, &update, Some(&condition)).await {
+            let request = UpdateRequest { key: &key_item, update: &update, condition: Some(&condition) };
+            match resolved.backend.update(request).await {
                 Ok(item) => stored(item),
                 Err(fault) if fault.kind == ResourceErrorKind::ConditionFailed => {
                     // One condition covers both the item being there and

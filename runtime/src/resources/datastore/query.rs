@@ -4,6 +4,31 @@ use super::condition::Condition;
 use super::key_condition::SortKey;
 use super::value::Value;
 
+/// The options a query and a scan share: a consistent read (`$consistent`
+/// says what it means for the kind), a page's size, and the cursor to
+/// start from.
+macro_rules! page_options {
+    ($consistent:literal) => {
+        #[doc = $consistent]
+        pub fn consistent(mut self) -> Self {
+            self.consistent = true;
+            self
+        }
+
+        /// At most `limit` items read for a page.
+        pub fn limit(mut self, limit: u32) -> Self {
+            self.limit = Some(limit);
+            self
+        }
+
+        /// From where the page that gave `cursor` stopped.
+        pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
+            self.cursor = Some(cursor.into());
+            self
+        }
+    };
+}
+
 /// A read of the items under one partition, in sort-key order: narrowed by
 /// a sort-key range, filtered, on the table or one of its indexes, forward
 /// or backward, a page of at most `limit` items at a time from a cursor.
@@ -71,25 +96,10 @@ impl Query {
         self
     }
 
-    /// Read strongly consistent: every write before the query is seen, at
-    /// twice the cost. A global secondary index is read eventually
-    /// consistent only, and refuses it.
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
-    }
-
-    /// At most `limit` items read for a page.
-    pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(limit);
-        self
-    }
-
-    /// From where the page that gave `cursor` stopped.
-    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
-    }
+    page_options!(
+        "Read strongly consistent: every write before the query is seen, at twice the cost. A global secondary \
+         index is read eventually consistent only, and refuses it."
+    );
 
     /// What a cursor is bound to: the query, but for its cursor and page
     /// size.
@@ -121,23 +131,7 @@ impl Scan {
         self
     }
 
-    /// Read strongly consistent, at twice the cost.
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
-    }
-
-    /// At most `limit` items read for a page.
-    pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(limit);
-        self
-    }
-
-    /// From where the page that gave `cursor` stopped.
-    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
-        self.cursor = Some(cursor.into());
-        self
-    }
+    page_options!("Read strongly consistent, at twice the cost.");
 
     pub(crate) fn shape(&self) -> String {
         format!("scan|{:?}", self.filter)

@@ -7,10 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 
 use super::Message;
-use crate::future::BoxFuture;
-use crate::resources::batch::{Chunking, EntryOutcome};
+use crate::resources::batch::EntryOutcome;
 use crate::resources::error::{Fault, ResourceErrorKind};
-use crate::resources::sending::{Backend, LocalBackend};
+use crate::resources::sending::LocalBackend;
 use crate::resources::session_redis::SessionRedis;
 
 /// The stream of the queue `name`, byte for byte the key the runtime's
@@ -28,7 +27,6 @@ pub(crate) struct Stream {
     redis: Arc<SessionRedis>,
     key: String,
 }
-
 
 /// Writes the fields of the entry for `message` into `command`, as the
 /// runtime's consumer reads them: `body`, `timestamp` (Unix seconds;
@@ -77,39 +75,25 @@ impl LocalBackend<Message> for Stream {
     async fn send_unboxed(&self, message: &Message) -> Result<String, Fault> {
         self.redis.query(&xadd(&self.key, message, SystemTime::now())).await
     }
-}
 
-impl Backend<Message> for Stream {
-    fn send<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<String, Fault>> {
-        Box::pin(self.send_unboxed(message))
-    }
-
-    fn chunking(&self) -> Chunking {
-        // One pipeline for the whole batch: Redis has no limit per request
-        // that a batch could reach.
-        Chunking { max_entries: usize::MAX, max_bytes: usize::MAX }
-    }
-
-    fn send_chunk<'a>(&'a self, messages: Vec<&'a Message>) -> BoxFuture<'a, Result<Vec<EntryOutcome>, Fault>> {
-        Box::pin(async move {
-            let now = SystemTime::now();
-            let added = messages.iter().map(|message| xadd(&self.key, message, now));
-            match self.redis.query_all::<String>(added).await {
-                Ok(ids) => Ok(ids.into_iter().map(EntryOutcome::Sent).collect()),
-                Err(fault) if fault.kind == ResourceErrorKind::Unreachable => Err(fault),
-                Err(fault) => {
-                    // Redis answered, refusing the command every entry is
-                    // sent by (a key of another type, say): each is refused
-                    // alike.
-                    let refused = EntryOutcome::Refused {
-                        code: fault.code.unwrap_or_default(),
-                        message: fault.message,
-                        sender_fault: false,
-                    };
-                    Ok(vec![refused; messages.len()])
-                }
+    async fn send_pipelined<'a>(&'a self, messages: Vec<&'a Message>) -> Result<Vec<EntryOutcome>, Fault> {
+        let now = SystemTime::now();
+        let added = messages.iter().map(|message| xadd(&self.key, message, now));
+        match self.redis.query_all::<String>(added).await {
+            Ok(ids) => Ok(ids.into_iter().map(EntryOutcome::Sent).collect()),
+            Err(fault) if fault.kind == ResourceErrorKind::Unreachable => Err(fault),
+            Err(fault) => {
+                // Redis answered, refusing the command every entry is
+                // sent by (a key of another type, say): each is refused
+                // alike.
+                let refused = EntryOutcome::Refused {
+                    code: fault.code.unwrap_or_default(),
+                    message: fault.message,
+                    sender_fault: false,
+                };
+                Ok(vec![refused; messages.len()])
             }
-        })
+        }
     }
 }
 

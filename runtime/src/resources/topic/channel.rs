@@ -7,10 +7,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::Message;
-use crate::future::BoxFuture;
-use crate::resources::batch::{Chunking, EntryOutcome};
+use crate::resources::batch::EntryOutcome;
 use crate::resources::error::Fault;
-use crate::resources::sending::{Backend, LocalBackend};
+use crate::resources::sending::LocalBackend;
 use crate::resources::session_redis::SessionRedis;
 
 /// The channel of the topic `name`, byte for byte the one the runtime's
@@ -51,7 +50,6 @@ pub(crate) struct Channel {
     key: String,
 }
 
-
 fn publish(key: &str, payload: String) -> redis::Cmd {
     let mut command = redis::cmd("PUBLISH");
     command.arg(key).arg(payload);
@@ -68,24 +66,11 @@ impl LocalBackend<Message> for Channel {
         self.redis.query::<i64>(&publish(&self.key, payload)).await?;
         Ok(message_id)
     }
-}
 
-impl Backend<Message> for Channel {
-    fn send<'a>(&'a self, message: &'a Message) -> BoxFuture<'a, Result<String, Fault>> {
-        Box::pin(self.send_unboxed(message))
-    }
-
-    fn chunking(&self) -> Chunking {
-        // One pipeline for the whole batch, as for a local queue.
-        Chunking { max_entries: usize::MAX, max_bytes: usize::MAX }
-    }
-
-    fn send_chunk<'a>(&'a self, messages: Vec<&'a Message>) -> BoxFuture<'a, Result<Vec<EntryOutcome>, Fault>> {
-        Box::pin(async move {
-            let (ids, payloads): (Vec<String>, Vec<String>) = messages.iter().map(|message| envelope(message)).unzip();
-            self.redis.query_all::<i64>(payloads.into_iter().map(|payload| publish(&self.key, payload))).await?;
-            Ok(ids.into_iter().map(EntryOutcome::Sent).collect())
-        })
+    async fn send_pipelined<'a>(&'a self, messages: Vec<&'a Message>) -> Result<Vec<EntryOutcome>, Fault> {
+        let (ids, payloads): (Vec<String>, Vec<String>) = messages.iter().map(|message| envelope(message)).unzip();
+        self.redis.query_all::<i64>(payloads.into_iter().map(|payload| publish(&self.key, payload))).await?;
+        Ok(ids.into_iter().map(EntryOutcome::Sent).collect())
     }
 }
 

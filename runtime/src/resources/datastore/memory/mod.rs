@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 
 use super::MAX_ITEM_BYTES;
-use super::backend::{Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest};
+use super::backend::{
+    Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest, UpdateRequest,
+};
 use super::condition::Condition;
 use super::key::{self, KeySchema, TableSchema};
 use super::update::Update;
@@ -197,16 +199,11 @@ impl Backend for MemoryTable {
         })))
     }
 
-    fn update<'a>(
-        &'a self,
-        key: &'a Item,
-        update: &'a Update,
-        condition: Option<&'a Condition>,
-    ) -> BoxFuture<'a, Result<Item, Fault>> {
-        let slot = self.slot(key);
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> BoxFuture<'a, Result<Item, Fault>> {
+        let slot = self.slot(request.key);
         Box::pin(std::future::ready(self.write(|items| {
-            Self::check(condition, items.get(&slot))?;
-            let item = self.updated(items.get(&slot), key, update)?;
+            Self::check(request.condition, items.get(&slot))?;
+            let item = self.updated(items.get(&slot), request.key, request.update)?;
             items.insert(slot, item.clone());
             Ok(item)
         })))
