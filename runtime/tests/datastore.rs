@@ -210,7 +210,7 @@ async fn number_sort_key_ranges(store: Datastore) {
 async fn two_handles_on_one_file_share_its_table() {
     let scratch = scratch();
     let folder = scratch.path();
-    let (first, second) = (local(&folder, &[]), local(&folder, &[]));
+    let (first, second) = (local(folder, &[]), local(folder, &[]));
     first.put(&order("c1", "o1", "open", 1)).await.unwrap();
     second.put(&order("c1", "o2", "open", 2)).await.unwrap();
     first.put(&order("c1", "o3", "open", 3)).await.unwrap();
@@ -226,7 +226,7 @@ async fn two_handles_on_one_file_share_its_table() {
 async fn a_write_the_file_refuses_is_not_kept() {
     let scratch = scratch();
     let folder = scratch.path();
-    let store = local(&folder, &[]);
+    let store = local(folder, &[]);
     store.put(&order("c1", "o1", "open", 1)).await.unwrap();
     // A folder where the file is: the new file cannot be renamed over it.
     let file = folder.join("orders-local.json");
@@ -246,10 +246,10 @@ async fn a_write_the_file_refuses_is_not_kept() {
 async fn a_table_file_with_one_key_twice_is_refused() {
     let scratch = scratch();
     let folder = scratch.path();
-    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::create_dir_all(folder).unwrap();
     let item = r#"{"pk": {"S": "c1"}, "sk": {"S": "o1"}, "status": {"S": "open"}, "total": {"N": "1"}}"#;
     std::fs::write(folder.join("orders-local.json"), format!(r#"{{"items": [{item}, {item}]}}"#)).unwrap();
-    let error = local(&folder, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
+    let error = local(folder, &[]).get::<Order>(&key("c1", "o1")).await.unwrap_err();
     expect(error, ResourceErrorKind::Malformed, Some("MalformedTableFile"));
 }
 
@@ -687,7 +687,7 @@ fn local(folder: &std::path::Path, extra: &[(&str, &str)]) -> Datastore {
 async fn a_local_session_keeps_a_table_in_a_file() {
     let scratch = scratch();
     let folder = scratch.path();
-    let store = local(&folder, &[]);
+    let store = local(folder, &[]);
     store.put(&order("c1", "o1", "open", 1)).await.unwrap();
     store.update::<Order>(&key("c1", "o1"), &Update::new().set("status", "shipped")).await.unwrap();
     store.atomic().put(&order("c1", "o2", "open", 2)).commit().await.unwrap();
@@ -695,7 +695,7 @@ async fn a_local_session_keeps_a_table_in_a_file() {
     assert!(file.contains("\"shipped\""), "{file}");
 
     // A new handle reads what the file holds.
-    let again = local(&folder, &[]);
+    let again = local(folder, &[]);
     let read: Vec<Order> = again.query_all(Query::partition("c1")).try_collect().await.unwrap();
     assert_eq!(sort_keys(&read), ["o1", "o2"]);
     assert_eq!(read[0].status, "shipped");
