@@ -110,8 +110,7 @@ impl Queue {
 }
 
 /// Where queues are served: locally on the session's Redis, on AWS by SQS.
-static BACKENDS: Backends<Message> =
-    Backends { kinds: "queues", aws };
+static BACKENDS: Backends<Message> = Backends { kinds: "queues", aws };
 
 #[cfg(feature = "queue-aws")]
 fn aws(resource: &ResourceRef) -> BoxFuture<'_, Result<Arc<dyn Backend<Message>>, Fault>> {

@@ -99,8 +99,7 @@ impl Topic {
 }
 
 /// Where topics are served: locally on the session's Redis, on AWS by SNS.
-static BACKENDS: Backends<Message> =
-    Backends { kinds: "topics", aws };
+static BACKENDS: Backends<Message> = Backends { kinds: "topics", aws };
 
 #[cfg(feature = "topic-aws")]
 fn aws(resource: &ResourceRef) -> BoxFuture<'_, Result<Arc<dyn Backend<Message>>, Fault>> {
