@@ -1,10 +1,10 @@
 //! End to end with the `orders` example: `celerity-dev run <orders binary>`
-//! on a free port, and a real HTTP client and a real WebSocket client for
-//! every kind of handler it serves: HTTP (201, 200, 400, 404, 409), a
-//! consumer batch that partly fails, a schedule, a custom invocation, a
-//! WebSocket message and a pushed update the client acknowledges, a client
-//! that goes away mid-request, and a SIGTERM that drains without losing an
-//! accepted request.
+//! with its blueprint (its datastore, bucket and queue) on a free port, and
+//! a real HTTP client and a real WebSocket client for every kind of handler
+//! it serves: HTTP (201, 200, 400, 404, 409), a consumer batch that partly
+//! fails, a schedule, a custom invocation, a WebSocket message and a pushed
+//! update the client acknowledges, a client that goes away mid-request, and
+//! a SIGTERM that drains without losing an accepted request.
 //!
 //! `orders` has no slow handler. What holds a request in flight is its audit
 //! log: with `ORDERS_AUDIT_LOG` naming a FIFO, every change opens the FIFO
@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -28,13 +28,32 @@ mod common;
 
 use common::{Dev, PATIENCE, dev_command, example_binary, http, mkfifo, number_after, read, send};
 
-/// Starts celerity-dev on `orders` with `args` after the binary and `env`
-/// set, and waits until it serves.
+/// `orders`'s checked-in blueprint with each handler's timeout 15 s rather
+/// than 5, as loaded machines need for the requests held in flight here;
+/// written once per test process.
+fn blueprint() -> &'static Path {
+    static WRITTEN: OnceLock<PathBuf> = OnceLock::new();
+    WRITTEN.get_or_init(|| {
+        let text = std::fs::read_to_string(common::root().join("examples/orders/app.blueprint.yaml")).unwrap();
+        assert!(text.contains("\n    timeout: 5\n"), "the orders blueprint has no `timeout: 5`");
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("orders_e2e.blueprint.yaml");
+        std::fs::write(&path, text.replace("\n    timeout: 5\n", "\n    timeout: 15\n")).unwrap();
+        path
+    })
+}
+
+/// Starts celerity-dev on `orders` with its blueprint (whose datastore and
+/// bucket its handlers take: without them it would not start), its queue in
+/// a Redis database of its own, `args` after the binary and `env` set, and
+/// waits until it serves.
 fn start(args: &[&str], env: &[(&str, &Path)]) -> Dev {
     let mut command = dev_command(&example_binary("orders", "CELERITY_DEV_E2E_ORDERS"));
     command
-        .args(["--timeout-ms", "15000", "--drain-timeout-ms", "15000"])
+        .arg("--blueprint")
+        .arg(blueprint())
+        .args(["--drain-timeout-ms", "15000"])
         .args(args)
+        .env("CELERITY_REDIS_ENDPOINT", common::session_redis())
         .env("RUST_LOG", "info")
         .env_remove("ORDERS_AUDIT_LOG")
         .env_remove("ORDERS_CHAOS");
@@ -87,6 +106,26 @@ fn create_order(dev: &Dev, customer: &str) -> Value {
     let created = http(dev.port, "POST", "/orders", &body.to_string());
     assert_eq!(created.status, 201, "{}\n{}\n{}", created.head, created.body, dev.text());
     created.json()
+}
+
+/// The order `id` once its consumer has confirmed it: `create_order`
+/// announces every order on the blueprint's queue, and the session delivers
+/// the announcement to `processOrderEvents`, which confirms it (version 2).
+/// A test that changes the order waits for this first, so that its change
+/// and the confirmation do not race.
+fn confirmed(dev: &Dev, id: &str) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let fetched = http(dev.port, "GET", &format!("/orders/{id}"), "");
+        assert_eq!(fetched.status, 200, "{}", fetched.body);
+        let order = fetched.json();
+        if order["confirmedAtMs"].is_u64() {
+            assert_eq!(order["version"], 2, "{order}");
+            return order;
+        }
+        assert!(Instant::now() < deadline, "{id} was never confirmed:\n{}", dev.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn id_of(order: &Value) -> String {
@@ -207,9 +246,14 @@ fn orders_http_consumer_and_schedule_end_to_end() {
     assert_eq!(created.status, 201, "{}", created.body);
     let location = created.header("location").unwrap_or_else(|| panic!("no location: {}", created.head));
     assert_eq!(location, format!("/orders/{}", id_of(&created.json())));
-    let fetched = http(port, "GET", &format!("/orders/{id}"), "");
-    assert_eq!(fetched.status, 200, "{}", fetched.body);
-    assert_eq!(fetched.json(), order);
+    // Read back once the queue's consumer has confirmed it: the same order,
+    // confirmed.
+    let fetched = confirmed(&dev, &id);
+    let pending =
+        fetched.as_object().unwrap().iter().filter(|(field, _)| !matches!(field.as_str(), "confirmedAtMs" | "version"));
+    let placed = order.as_object().unwrap().iter().filter(|(field, _)| field.as_str() != "version");
+    assert!(pending.eq(placed), "{fetched}\n{order}");
+    let order = fetched;
     let listed = http(port, "GET", "/customers/Ada%20Lovelace/orders", "");
     assert_eq!(listed.status, 200, "{}", listed.body);
     assert_eq!(listed.json(), json!([order]));
@@ -247,6 +291,9 @@ fn orders_http_consumer_and_schedule_end_to_end() {
     // Consumer: five order events, two about orders that do not exist; those
     // two alone are left for redelivery.
     let (b, c) = (id_of(&create_order(&dev, "Barbara")), id_of(&create_order(&dev, "Charles")));
+    for order in [&b, &c] {
+        confirmed(&dev, order);
+    }
     let records = json!([
         {"messageId": "m-a-paid", "body": {"orderId": id, "type": "paid"}},
         {"messageId": "m-ghost-1", "body": {"orderId": "ord-901", "type": "paid"}},
@@ -349,6 +396,7 @@ fn ack_frame(message_id: &str) -> Message {
 async fn websocket_push_with_ack(dev: &mut Dev) {
     let port = dev.port;
     let id = id_of(&create_order(dev, "Ada"));
+    confirmed(dev, &id);
 
     let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let (mut ws, response) =
@@ -370,14 +418,14 @@ async fn websocket_push_with_ack(dev: &mut Dev) {
     // A change to the order is pushed to the subscriber, asking for an ack.
     let patched = http(port, "PATCH", &format!("/orders/{id}"), r#"{"status":"paid"}"#);
     assert_eq!(patched.status, 200, "{}", patched.body);
-    assert_eq!(patched.json()["version"], 2, "{}", patched.body);
+    assert_eq!(patched.json()["version"], 3, "placed, confirmed, paid: {}", patched.body);
     let first = next_text(&mut ws).await;
     let update: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("not JSON ({e}): {first}"));
     assert_eq!(update["event"], "orderUpdated", "{update}");
     assert_eq!((&update["data"]["id"], &update["data"]["status"]), (&json!(id), &json!("paid")), "{update}");
     assert_eq!(update["ack"], true, "{update}");
     let message_id = update["messageId"].as_str().unwrap_or_else(|| panic!("no messageId: {update}")).to_owned();
-    assert!(message_id.starts_with(&format!("{id}:v2:")), "{message_id}");
+    assert!(message_id.starts_with(&format!("{id}:v3:")), "{message_id}");
 
     // Not acknowledged: after the ack timeout it is sent again, the same.
     let again = next_text(&mut ws).await;
@@ -421,11 +469,15 @@ fn orders_client_gone_cancels_and_sigterm_drains_without_loss() {
     let port = dev.port;
     let pid = dev.handler_pid();
 
-    // With the audit FIFO open, changes go through and are audited.
+    // With the audit FIFO open, changes go through and are audited. Every
+    // placed order is announced on the queue and confirmed by its consumer,
+    // a change audited too: the FIFO stays open until it is, so that only
+    // the requests below are ever held on it.
     audit.open();
     let first = id_of(&create_order(&dev, "Ada"));
     audit.wait_for_nth("order.created", 1);
     assert!(audit.text().contains(&first), "{}", audit.text());
+    audit.wait_for_nth("order.confirmed", 1);
     audit.close();
 
     // A client that goes away while its order is being placed: Cancel(CALLER_GONE).
@@ -440,6 +492,7 @@ fn orders_client_gone_cancels_and_sigterm_drains_without_loss() {
     audit.open();
     audit.wait_for_nth("order.created", 2);
     dev.wait_for(&format!("{event}: answered after its caller was released"), PATIENCE);
+    audit.wait_for_nth("order.confirmed", 2);
     audit.close();
 
     // SIGTERM while an accepted request is in the handler: it is answered,

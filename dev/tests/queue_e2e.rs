@@ -3,6 +3,9 @@
 //! queue `order-events` (the Redis stream `celerity:queue:order-events`),
 //! `celerity-dev run` reads it into the consumer the queue links to, and
 //! the consumer confirms the order, which `GET /orders/{id}` then shows.
+//! The order is kept in the blueprint's datastore and the receipt the
+//! consumer writes in its bucket: with no DynamoDB or S3 named, a file and
+//! a folder in the session's data folder, which the startup log names.
 //! A record the handler fails stays pending in the consumer group and is
 //! delivered again; the records it handles are acknowledged and removed.
 //!
@@ -108,12 +111,32 @@ fn an_order_placed_over_http_reaches_the_queues_consumer_which_confirms_it() {
     let mut dev = start(&checked_in(), &redis);
     dev.wait_for(&format!("reading {STREAM} (queue order-events) into {TAG} as consumer group {GROUP}"), PATIENCE);
 
+    // Where the buckets and datastores are kept, said at the start.
+    let buckets = dev.data.join("buckets");
+    let datastores = dev.data.join("datastores");
+    let text = dev.text();
+    assert!(text.contains(&format!("the buckets `receiptsBucket`: kept in {}", buckets.display())), "{text}");
+    assert!(text.contains(&format!("the datastores `ordersStore`: kept in {}", datastores.display())), "{text}");
+
     let created = create_order(&dev, "Ada");
     let id = created["id"].as_str().unwrap().to_owned();
     assert!(created.get("confirmedAtMs").is_none(), "{created}");
     let confirmed = wait_confirmed(&dev, &id);
     assert_eq!(confirmed["version"], 2, "{confirmed}");
     assert_eq!(confirmed["status"], "pending", "{confirmed}");
+
+    // The order, confirmed, in the datastore's file (DynamoDB's tagged JSON).
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(datastores.join("ordersStore.json")).unwrap())
+        .expect("the datastore's file is JSON");
+    let stored = table["items"].as_array().unwrap().iter().find(|item| item["id"]["S"] == id.as_str());
+    let stored = stored.unwrap_or_else(|| panic!("{id} is not in the datastore's file: {table}"));
+    assert_eq!(stored["confirmedAtMs"]["N"], confirmed["confirmedAtMs"].to_string(), "{stored}");
+    // The receipt in the bucket's folder: the object `receipts/<id>.txt`,
+    // a file named by its key, percent-encoded, whose text comes first.
+    let receipt = buckets.join("receiptsBucket").join(format!("receipts%2F{id}%2Etxt"));
+    wait_until("the receipt's file", &dev, || receipt.is_file());
+    let content = String::from_utf8_lossy(&std::fs::read(&receipt).unwrap()).into_owned();
+    assert!(content.starts_with(&format!("Receipt for order {id}\nCustomer: Ada\n")), "{content}");
 
     // Acknowledged and removed: nothing pending, nothing left.
     let line = dev.wait_for(&format!("{TAG} -> {STREAM}: 0 record failure(s): acknowledged ["), PATIENCE);

@@ -70,18 +70,48 @@ pub fn dev_command(binary: &Path) -> Command {
         .env_remove("CELERITY_REDIS_ENDPOINT")
         .env_remove("CELERITY_CONFIG_VALKEY_HOST")
         .env_remove("CELERITY_CONFIG_VALKEY_PORT")
+        // Buckets and datastores in the session's data folder (which
+        // `Dev::spawn` and `run_to_exit` make for each session), not in an
+        // S3 or DynamoDB the machine names.
+        .env_remove("CELERITY_AWS_S3_ENDPOINT")
+        .env_remove("CELERITY_AWS_DYNAMODB_ENDPOINT")
+        .env_remove(DATA_DIR)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command
 }
 
+/// Names the session's data folder, where it keeps its buckets and
+/// datastores.
+pub const DATA_DIR: &str = "CELERITY_DEV_DATA_DIR";
+
+/// Gives `command` a data folder of its own, removed when the folder
+/// returned is dropped, unless the test named one (`CELERITY_DEV_DATA_DIR`
+/// set on the command): a session keeps what its handler stores from one
+/// run to the next, by default in a folder every session of the binary
+/// shares, and two tests would meet there.
+fn own_data_dir(command: &mut Command) -> (PathBuf, Option<tempfile::TempDir>) {
+    let named = command.get_envs().find(|(name, _)| *name == DATA_DIR).and_then(|(_, value)| value);
+    if let Some(dir) = named {
+        return (PathBuf::from(dir), None);
+    }
+    let dir = tempfile::Builder::new().prefix("celerity-dev-data-").tempdir().expect("a data folder");
+    command.env(DATA_DIR, dir.path());
+    (dir.path().to_path_buf(), Some(dir))
+}
+
 /// A running `celerity-dev`, its log (its stderr, which the handler process
-/// inherits, so the handler's own log lines are in it too) and its port.
+/// inherits, so the handler's own log lines are in it too), its port and
+/// its data folder.
 pub struct Dev {
     pub child: Child,
     log: Arc<Mutex<String>>,
     pub port: u16,
+    /// The session's data folder: `buckets/<bucket>`, `datastores/<datastore>.json`.
+    pub data: PathBuf,
+    /// Removed after the process has been stopped (fields drop after `drop`).
+    _data_dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Dev {
@@ -94,6 +124,7 @@ impl Drop for Dev {
 impl Dev {
     /// Starts `command` (from [`dev_command`]) and waits until it serves.
     pub fn spawn(mut command: Command) -> Dev {
+        let (data, data_dir) = own_data_dir(&mut command);
         let mut child = command.spawn().expect("start celerity-dev");
         let log = Arc::new(Mutex::new(String::new()));
         let stderr = child.stderr.take().unwrap();
@@ -107,7 +138,7 @@ impl Dev {
                 }
             }
         });
-        let mut dev = Dev { child, log, port: 0 };
+        let mut dev = Dev { child, log, port: 0, data, _data_dir: data_dir };
         let line = dev.wait_for("serving on http://127.0.0.1:", Duration::from_secs(60));
         dev.port = number_after(&line, "serving on http://127.0.0.1:");
         dev
@@ -220,6 +251,7 @@ pub fn send_raw(port: u16, method: &str, path: &str, headers: &[(&str, &str)], b
 /// Runs `command` (from [`dev_command`]) until it exits by itself, within
 /// [`PATIENCE`]; returns how it exited and its log.
 pub fn run_to_exit(mut command: Command) -> (std::process::ExitStatus, String) {
+    let (_, _data_dir) = own_data_dir(&mut command);
     let mut child = command.spawn().expect("start celerity-dev");
     let mut stderr = child.stderr.take().unwrap();
     // Read on a thread: a full pipe would stop the process writing.

@@ -31,14 +31,14 @@ struct CleanupInput {
 #[schedule_handler("source::nightly-cleanup::cleanupOrders")]
 async fn cleanup_orders(
     trigger: Trigger,
-    store: State<Store>,
+    store: Store,
     audit: State<AuditLog>,
     Json(input): Json<Option<CleanupInput>>,
 ) -> celerity::Result<()> {
     chaos::strike("cleanup_orders", trigger.message_id());
     let older_than_seconds = input.and_then(|input| input.older_than_seconds).unwrap_or(DEFAULT_OLDER_THAN_SECONDS);
     let cutoff_ms = now_ms().saturating_sub(older_than_seconds.saturating_mul(1000));
-    let removed = store.remove_cancelled_before(cutoff_ms, &audit)?;
+    let removed = store.remove_cancelled_before(cutoff_ms, &audit).await?;
     tracing::info!(
         schedule = %trigger.schedule_id(),
         expression = %trigger.schedule(),

@@ -5,7 +5,8 @@
 //! links to the `orderEventsConsumer` consumer: `create_order` announces
 //! every order it places there (`{"orderId", "type": "placed"}`, through
 //! [`Announcements`]), and `process_order_event` confirms the order when
-//! the announcement comes back. Locally that queue is a Redis stream, which
+//! the announcement comes back, and writes its receipt to the blueprint's
+//! bucket ([`crate::receipts`]). Locally that queue is a Redis stream, which
 //! `celerity-dev run` reads into the consumer as the runtime does.
 //!
 //! The two consumer forms:
@@ -34,6 +35,7 @@ use serde_json::json;
 use crate::chaos;
 use crate::live::{Subscriptions, notify_subscribers};
 use crate::model::{Order, Status};
+use crate::receipts::Receipts;
 use crate::store::{AuditLog, Store, audit_entry};
 
 /// An event about an order, such as `{"orderId": "ord-1", "type": "paid"}`.
@@ -76,10 +78,10 @@ impl EventKind {
 
 /// Where placed orders are announced: the application's one queue (the
 /// blueprint's `order-events`), when its resource links have a queue.
-/// Without any (the binary run without a blueprint, a test that gives
-/// none) orders are placed without being announced, and so stay
-/// unconfirmed; links that cannot be read, or that name several queues, are
-/// an error.
+/// Without any (links that give the datastore and the bucket and no
+/// queue, as a test may) orders are placed without being announced, and so
+/// stay unconfirmed; links that cannot be read, or that name several
+/// queues, are an error.
 #[derive(Debug, Clone)]
 pub struct Announcements(Option<Queue>);
 
@@ -122,10 +124,16 @@ impl<K: Kind> FromEvent<K> for Announcements {
 
 /// Applies one order event. An `Err` fails this record alone, with the
 /// error's message; an event delivered again changes nothing and succeeds.
+///
+/// A `placed` event confirms the order and then writes its receipt. The
+/// receipt is written every time the event comes, the same text each time:
+/// a receipt that could not be written fails the record, and the event
+/// delivered again writes it then.
 #[consumer("source::order-events::processOrderEvents")]
 async fn process_order_event(
     cx: Context,
-    store: State<Store>,
+    store: Store,
+    receipts: Receipts,
     audit: State<AuditLog>,
     subscriptions: State<Subscriptions>,
     event: Record<OrderEvent>,
@@ -133,8 +141,13 @@ async fn process_order_event(
     chaos::strike("process_order_event", &event.order_id);
     let why = format!("message {} from {}", event.message_id(), event.source_id());
     let outcome = match event.kind.status() {
-        Some(status) => store.set_status(&event.order_id, status, &audit, &why)?,
-        None => store.confirm(&event.order_id, &audit, &why)?,
+        Some(status) => store.set_status(&event.order_id, status, &audit, &why).await?,
+        None => {
+            let outcome = store.confirm(&event.order_id, &audit, &why).await?;
+            let key = receipts.write(&outcome.order).await?;
+            tracing::info!(order = %outcome.order.id, %key, "receipt written");
+            outcome
+        }
     };
     if outcome.changed {
         notify_subscribers(&cx, &subscriptions, &outcome.order).await;

@@ -10,14 +10,18 @@
 //!   `HandlerError`, which the runtime turns into a `500`, and a message
 //!   sent to the blueprint's queue (see [`crate::events`]);
 //! - `get_order`: a path parameter and a `404`;
-//! - `list_orders`: typed query parameters, one of them multi-valued;
-//! - `update_order`: a partial JSON body, a `409`, and an update pushed to
-//!   WebSocket subscribers;
+//! - `list_orders`: typed query parameters, one of them multi-valued, as a
+//!   filter the datastore applies;
+//! - `update_order`: a partial JSON body, a `409` (for a change the status
+//!   does not allow, or one that lost a race with another: the datastore
+//!   writes an order back only at the revision it was read at), and an
+//!   update pushed to WebSocket subscribers;
 //! - `cancel_order`: `DELETE` as a cancellation;
 //! - `customer_orders`: a path parameter that arrives percent-encoded
 //!   (`/customers/Ada%20Lovelace/orders`) and is decoded by the SDK.
 
 use celerity::http::{ErrorDetail, HeaderMap, HeaderValue, HttpError, Json, Path, Query, StatusCode};
+use celerity::resources::datastore::{Condition, attribute};
 use celerity::{Context, State, http_handler};
 use serde::Deserialize;
 
@@ -45,7 +49,7 @@ use crate::store::{AuditLog, ChangeError, Store};
 /// failed send is logged, and the order stays unconfirmed.
 #[http_handler("POST::/orders")]
 async fn create_order(
-    store: State<Store>,
+    store: Store,
     catalog: State<Catalog>,
     audit: State<AuditLog>,
     announcements: Announcements,
@@ -55,7 +59,7 @@ async fn create_order(
     if !problems.is_empty() {
         return Err(invalid("the order is not valid", problems).into());
     }
-    let order = store.create(new, &catalog, &audit)?;
+    let order = store.create(new, &catalog, &audit).await.map_err(http_error)?;
     if let Err(error) = announcements.placed(&order).await {
         tracing::error!(order = %order.id, %error, "the order was placed, and could not be announced on the queue");
     }
@@ -67,9 +71,9 @@ async fn create_order(
 
 /// `GET /orders/{id}`: the order, or `404`.
 #[http_handler("GET::/orders/{id}")]
-async fn get_order(Path(id): Path<String>, store: State<Store>) -> Result<Json<Order>, HttpError> {
+async fn get_order(Path(id): Path<String>, store: Store) -> celerity::Result<Json<Order>> {
     chaos::strike("get_order", &id);
-    store.get(&id).map(Json).ok_or_else(|| not_found(&id))
+    Ok(store.get(&id).await?.map(Json).ok_or_else(|| not_found(&id))?)
 }
 
 /// The query of `GET /orders`.
@@ -85,10 +89,11 @@ struct ListQuery {
 
 /// `GET /orders?status=...&tag=...&tag=...`: the orders that match, by id.
 #[http_handler("GET::/orders")]
-async fn list_orders(Query(query): Query<ListQuery>, store: State<Store>) -> Json<Vec<Order>> {
-    Json(store.list(|order| {
-        query.status.is_none_or(|status| order.status == status) && query.tag.iter().all(|tag| order.tags.contains(tag))
-    }))
+async fn list_orders(Query(query): Query<ListQuery>, store: Store) -> celerity::Result<Json<Vec<Order>>> {
+    let status = query.status.map(|status| attribute("status").eq(status.to_string()));
+    let tags = query.tag.into_iter().map(|tag| attribute("tags").contains(tag));
+    let filter = status.into_iter().chain(tags).reduce(Condition::and);
+    Ok(Json(store.list(filter).await?))
 }
 
 /// The body of `PATCH /orders/{id}`: whatever is to change.
@@ -106,19 +111,19 @@ struct OrderPatch {
 async fn update_order(
     cx: Context,
     Path(id): Path<String>,
-    store: State<Store>,
+    store: Store,
     audit: State<AuditLog>,
     subscriptions: State<Subscriptions>,
     Json(patch): Json<OrderPatch>,
 ) -> celerity::Result<Json<Order>> {
-    let mut order = store.get(&id).ok_or_else(|| not_found(&id))?;
+    let mut order = store.get(&id).await?.ok_or_else(|| not_found(&id))?;
     let mut changed = false;
     if let Some(tags) = patch.tags {
-        let outcome = store.set_tags(&id, tags, &audit).map_err(http_error)?;
+        let outcome = store.set_tags(&id, tags, &audit).await.map_err(http_error)?;
         (order, changed) = (outcome.order, changed || outcome.changed);
     }
     if let Some(status) = patch.status {
-        let outcome = store.set_status(&id, status, &audit, "PATCH /orders/{id}").map_err(http_error)?;
+        let outcome = store.set_status(&id, status, &audit, "PATCH /orders/{id}").await.map_err(http_error)?;
         (order, changed) = (outcome.order, changed || outcome.changed);
     }
     if changed {
@@ -133,11 +138,11 @@ async fn update_order(
 async fn cancel_order(
     cx: Context,
     Path(id): Path<String>,
-    store: State<Store>,
+    store: Store,
     audit: State<AuditLog>,
     subscriptions: State<Subscriptions>,
 ) -> celerity::Result<Json<Order>> {
-    let outcome = store.set_status(&id, Status::Cancelled, &audit, "DELETE /orders/{id}").map_err(http_error)?;
+    let outcome = store.set_status(&id, Status::Cancelled, &audit, "DELETE /orders/{id}").await.map_err(http_error)?;
     if outcome.changed {
         notify_subscribers(&cx, &subscriptions, &outcome.order).await;
     }
@@ -148,8 +153,8 @@ async fn cancel_order(
 /// sends path parameters percent-decoded, so `/customers/Ada%20Lovelace/orders`
 /// arrives as `Ada Lovelace`.
 #[http_handler("GET::/customers/{customer}/orders")]
-async fn customer_orders(Path(customer): Path<String>, store: State<Store>) -> Json<Vec<Order>> {
-    Json(store.list(|order| order.customer == customer))
+async fn customer_orders(Path(customer): Path<String>, store: Store) -> celerity::Result<Json<Vec<Order>>> {
+    Ok(Json(store.list(Some(attribute("customer").eq(customer))).await?))
 }
 
 fn not_found(id: &str) -> HttpError {
@@ -165,13 +170,15 @@ fn invalid(message: &str, problems: Vec<Problem>) -> HttpError {
 }
 
 /// The HTTP answer to a change that failed: a `404` or a `409` on purpose;
-/// an audit log that cannot be written stays an unhandled error.
+/// an audit log that cannot be written, or a datastore that fails, stays an
+/// unhandled error.
 fn http_error(error: ChangeError) -> celerity::Error {
     match error {
         ChangeError::NotFound(id) => not_found(&id).into(),
-        conflict @ (ChangeError::Conflict { .. } | ChangeError::Closed { .. }) => {
+        conflict @ (ChangeError::Conflict { .. } | ChangeError::Closed { .. } | ChangeError::Raced(_)) => {
             HttpError::conflict(conflict.to_string()).into()
         }
         ChangeError::Audit(error) => error.into(),
+        ChangeError::Store(error) => (*error).into(),
     }
 }

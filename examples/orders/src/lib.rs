@@ -10,10 +10,16 @@
 //! | custom | `custom::quoteOrder` | [`quote`] |
 //! | WebSocket | `event::$connect`, `event::$disconnect`, `event::subscribe` | [`live`] |
 //!
-//! Each handler is an `async fn` with an attribute naming its tag; they share
-//! state ([`store::Store`], [`model::Catalog`], [`store::AuditLog`],
-//! [`live::Subscriptions`]) that [`app`] provides, and each takes the pieces
-//! it needs as `State<T>` arguments.
+//! Each handler is an `async fn` with an attribute naming its tag. They keep
+//! orders in the blueprint's datastore ([`store::Store`]), write a receipt
+//! for each confirmed order to its bucket ([`receipts::Receipts`]) and
+//! announce placed orders on its queue ([`events::Announcements`]), each
+//! taken as an argument; and they share state ([`model::Catalog`],
+//! [`store::AuditLog`] and [`live::Subscriptions`]) that [`app`] provides,
+//! each taking the pieces it needs as `State<T>` arguments. The datastore
+//! and the bucket are declared with `celerity::resource!`, so the
+//! application refuses to start where its resource links lack either,
+//! naming the one missing.
 //!
 //! [`app`] builds the application once, for both of its uses: the binary's
 //! `main` serves it to the runtime, and the in-process tests
@@ -38,6 +44,7 @@ pub mod http;
 pub mod live;
 pub mod model;
 pub mod quote;
+pub mod receipts;
 pub mod store;
 
 use celerity::App;
@@ -46,7 +53,6 @@ use celerity::App;
 /// with the state they share. What `main` serves, and what the tests call.
 pub fn app() -> App {
     App::new()
-        .state(store::Store::default())
         .state(model::Catalog::standard())
         .state(store::AuditLog::from_env())
         .state(live::Subscriptions::default())

@@ -71,11 +71,11 @@ struct SubscribeData {
 /// [`Subscribe`] fails the `Ack` naming the field, and so does an order that
 /// does not exist (subscribing to nothing would be a silent mistake).
 #[websocket_handler("event::subscribe")]
-async fn subscribe(store: State<Store>, subscriptions: State<Subscriptions>, message: Message) -> celerity::Result<()> {
+async fn subscribe(store: Store, subscriptions: State<Subscriptions>, message: Message) -> celerity::Result<()> {
     let request: Subscribe = message.json()?;
     for id in &request.data.order_ids {
         chaos::strike("subscribe", id);
-        if store.get(id).is_none() {
+        if store.get(id).await?.is_none() {
             return Err(celerity::Error::typed(
                 "UnknownOrder",
                 format!("cannot subscribe to order {id:?}: no such order"),

@@ -44,8 +44,8 @@ impl fmt::Display for Status {
     }
 }
 
-/// An order as the service keeps it and answers with.
-#[derive(Clone, Debug, Serialize)]
+/// An order as the service keeps it (one datastore item) and answers with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Order {
     /// `ord-1`, `ord-2`, ...
@@ -75,7 +75,7 @@ pub struct Order {
 }
 
 /// One priced line of an order or a quote.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Line {
     /// The catalogue's product code.

@@ -44,6 +44,34 @@ async fn a_batch_of_valid_events_is_acknowledged_whole() {
 }
 
 #[tokio::test]
+async fn a_placed_event_confirms_the_order_in_the_datastore_and_writes_its_receipt_to_the_bucket() {
+    let service = Service::start().await;
+    let id = service.create_order("Ada Lovelace", &[("latte", 2), ("croissant", 1)], &[]).await;
+    // Placed: in the datastore's file, unconfirmed, and no receipt yet.
+    let stored = service.storage.stored_order(&id).expect("the order is in the datastore's file");
+    assert_eq!((&stored["customer"]["S"], &stored["status"]["S"]), (&json!("Ada Lovelace"), &json!("pending")));
+    assert!(stored.get("confirmedAtMs").is_none(), "{stored}");
+    assert_eq!(service.storage.receipt(&id), None);
+
+    let result = service.call(order_events().record("m-1", order_event(&id, "placed"))).await;
+    assert!(batch(&result).success, "{result:?}");
+    let stored = service.storage.stored_order(&id).expect("the order is in the datastore's file");
+    assert!(stored["confirmedAtMs"]["N"].is_string(), "confirmed in the datastore: {stored}");
+    assert_eq!(stored["version"]["N"], "2", "{stored}");
+    let receipt = service.storage.receipt(&id).expect("the receipt is in the bucket's folder");
+    assert!(receipt.starts_with(&format!("Receipt for order {id}\nCustomer: Ada Lovelace\n")), "{receipt}");
+    assert!(receipt.contains("Confirmed: "), "{receipt}");
+    assert!(receipt.ends_with("Total: 10.00\n"), "{receipt}");
+
+    // Delivered again: nothing more is confirmed, and the receipt is the same.
+    let result = service.call(order_events().record("m-1", order_event(&id, "placed"))).await;
+    assert!(batch(&result).success, "{result:?}");
+    assert_eq!(service.storage.stored_order(&id).expect("still there")["version"]["N"], "2");
+    assert_eq!(service.storage.receipt(&id).as_deref(), Some(receipt.as_str()));
+    service.finish().await;
+}
+
+#[tokio::test]
 async fn two_of_five_records_fail_and_exactly_they_are_named() {
     let service = Service::start().await;
     let first = service.create_order("Ada", &[("latte", 1)], &[]).await;

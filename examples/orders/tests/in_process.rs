@@ -5,16 +5,17 @@
 //! runtime or a socket. The other tests here run the binary over the real
 //! protocol; these show that the application itself, built once, is what
 //! both serve.
+//!
+//! The application takes the blueprint's datastore and bucket, and refuses
+//! to serve a handler that takes one its links lack; the tests give them
+//! as the SDK's in-memory stand-ins, `TestDatastore`, `TestBucket` and
+//! `TestQueue`, through the application's configuration.
 
 use celerity::HandlerKind;
 use celerity::config::Configuration;
-use celerity::testing::{TestApp, TestBatch, TestQueue, TestRequest};
+use celerity::resources::datastore::KeySchema;
+use celerity::testing::{TestApp, TestBatch, TestBucket, TestDatastore, TestQueue, TestRequest};
 use serde_json::{Value, json};
-
-/// The application as `main` serves it, for one test.
-fn orders() -> TestApp {
-    orders::app().into_test()
-}
 
 /// Creates an order for `customer` over HTTP, and gives back its id.
 async fn create(app: &TestApp, customer: &str) -> String {
@@ -40,7 +41,7 @@ async fn status_of(app: &TestApp, id: &str) -> String {
 
 #[test]
 fn the_application_serves_every_handler_its_attributes_declare() {
-    let registrations = orders().registrations();
+    let registrations = orders::app().into_test().registrations();
     let count = |kind| registrations.iter().filter(|registration| registration.kind() == kind).count();
     assert_eq!(registrations.len(), 13, "every attribute's handler, and nothing else");
     assert_eq!(
@@ -52,7 +53,7 @@ fn the_application_serves_every_handler_its_attributes_declare() {
 
 #[tokio::test]
 async fn an_order_created_over_http_is_read_back_and_a_bad_one_is_refused_naming_its_fields() {
-    let app = orders();
+    let app = Resources::new().app();
     let order = json!({"customer": "Ada", "items": [{"sku": "latte", "quantity": 2}], "tags": ["gift"]});
     let created = app.call("POST::/orders", TestRequest::post("/orders").json(&order)).await.expect_http();
     assert_eq!(created.status(), 201, "{created}");
@@ -78,7 +79,8 @@ async fn an_order_created_over_http_is_read_back_and_a_bad_one_is_refused_naming
 
 #[tokio::test]
 async fn order_events_change_what_the_http_api_reads_and_a_bad_record_fails_alone() {
-    let app = orders();
+    let resources = Resources::new();
+    let app = resources.app();
     let first = create(&app, "Ada").await;
     let second = create(&app, "Grace").await;
     let event = |id: &str, kind: &str| json!({"orderId": id, "type": kind});
@@ -96,12 +98,58 @@ async fn order_events_change_what_the_http_api_reads_and_a_bad_record_fails_alon
     assert_eq!(status_of(&app, &second).await, "cancelled");
 }
 
+/// The blueprint's resources, in memory: each test's own.
+struct Resources {
+    store: TestDatastore,
+    receipts: TestBucket,
+    queue: TestQueue,
+}
+
+impl Resources {
+    fn new() -> Resources {
+        Resources {
+            store: TestDatastore::new("ordersStore", KeySchema::new("id")),
+            receipts: TestBucket::new("receiptsBucket"),
+            queue: TestQueue::new("order-events"),
+        }
+    }
+
+    /// The application as `main` serves it, given these resources.
+    fn app(&self) -> TestApp {
+        let config = Configuration::builder()
+            .resource("ordersStore", self.store.datastore())
+            .resource("receiptsBucket", self.receipts.bucket())
+            .resource("order-events", self.queue.queue())
+            .build();
+        orders::app().with_configuration(config).into_test()
+    }
+
+    /// The application given the datastore and the bucket, and no queue.
+    fn app_without_queue(&self) -> TestApp {
+        let config = Configuration::builder()
+            .resource("ordersStore", self.store.datastore())
+            .resource("receiptsBucket", self.receipts.bucket())
+            .build();
+        orders::app().with_configuration(config).into_test()
+    }
+
+    /// The order `id` as the datastore holds it.
+    fn stored(&self, id: &str) -> Option<Value> {
+        let items: Vec<Value> = self.store.items().expect("the datastore's items");
+        items.into_iter().find(|item| item["id"] == id)
+    }
+}
+
 #[tokio::test]
 async fn a_placed_order_is_announced_on_the_queue_and_confirmed_when_the_announcement_comes_back() {
-    let queue = TestQueue::new("order-events");
-    let config = Configuration::builder().resource("order-events", queue.queue()).build();
-    let app = orders::app().with_configuration(config).into_test();
+    let resources = Resources::new();
+    let (app, queue) = (resources.app(), &resources.queue);
     let id = create(&app, "Ada").await;
+    assert_eq!(id, "ord-1");
+    let stored = resources.stored(&id).expect("the order is in the datastore");
+    assert_eq!((&stored["customer"], &stored["status"]), (&json!("Ada"), &json!("pending")));
+    // The id came from the counter the datastore keeps beside the orders.
+    assert_eq!(resources.stored("#order-ids").expect("the id counter")["lastId"], 1);
 
     let sent = queue.take();
     assert_eq!(sent.len(), 1, "one announcement per order");
@@ -117,17 +165,83 @@ async fn a_placed_order_is_announced_on_the_queue_and_confirmed_when_the_announc
     let confirmed = order(&app, &id).await;
     assert!(confirmed["confirmedAtMs"].is_u64(), "{confirmed}");
     assert_eq!(confirmed["version"], 2, "{confirmed}");
+    assert_eq!(resources.stored(&id).expect("the order is in the datastore"), confirmed);
 
-    // Delivered again, it confirms nothing more.
+    // Its receipt is in the bucket.
+    assert_eq!(resources.receipts.keys(), [format!("receipts/{id}.txt")]);
+    let receipt = resources.receipts.content(&format!("receipts/{id}.txt")).expect("a receipt");
+    let receipt = String::from_utf8(receipt.to_vec()).expect("a text receipt");
+    assert!(receipt.starts_with("Receipt for order ord-1\nCustomer: Ada\n"), "{receipt}");
+    assert!(receipt.contains("    2 x latte        @     3.50 =      7.00\n"), "{receipt}");
+    assert!(receipt.ends_with("\nTotal: 7.00\n"), "{receipt}");
+
+    // Delivered again, it confirms nothing more, and writes the same receipt.
     let result = app.call("source::order-events::processOrderEvents", batch).await.expect_batch();
     assert!(result.failed_ids().is_empty(), "{result}");
     assert_eq!(order(&app, &id).await, confirmed);
+    let again = resources.receipts.content(&format!("receipts/{id}.txt")).expect("a receipt");
+    assert_eq!(String::from_utf8_lossy(&again), receipt);
+}
+
+#[tokio::test]
+async fn lists_are_filtered_by_the_datastore_and_an_unreachable_one_changes_nothing() {
+    let resources = Resources::new();
+    let app = resources.app();
+    let tagged =
+        json!({"customer": "Ada Lovelace", "items": [{"sku": "latte", "quantity": 1}], "tags": ["gift", "express"]});
+    let response = app.call("POST::/orders", TestRequest::post("/orders").json(&tagged)).await.expect_http();
+    assert_eq!(response.status(), 201, "{response}");
+    for customer in ["Grace", "Ada Lovelace"] {
+        create(&app, customer).await;
+    }
+    let ids = |response: celerity::testing::HttpOutcome| -> Vec<String> {
+        let orders: Vec<Value> = response.json();
+        orders.iter().map(|order| order["id"].as_str().expect("an id").to_string()).collect()
+    };
+    let list = |query: &str| TestRequest::get(&format!("/orders?{query}"));
+    let all = app.call("GET::/orders", TestRequest::get("/orders")).await.expect_http();
+    assert_eq!(ids(all), ["ord-1", "ord-2", "ord-3"], "orders only: the id counter is not one");
+    let gifts = app.call("GET::/orders", list("tag=gift&tag=express")).await.expect_http();
+    assert_eq!(ids(gifts), ["ord-1"]);
+    let path = "/customers/Ada%20Lovelace/orders";
+    let ada = app.call("GET::/customers/{customer}/orders", TestRequest::get(path)).await.expect_http();
+    assert_eq!(ids(ada), ["ord-1", "ord-3"]);
+
+    let pay = TestRequest::patch("/orders/ord-2").json(&json!({"status": "paid"}));
+    let paid = app.call("PATCH::/orders/{id}", pay).await.expect_http();
+    assert_eq!(paid.status(), 200, "{paid}");
+    let pending = app.call("GET::/orders", list("status=pending")).await.expect_http();
+    assert_eq!(ids(pending), ["ord-1", "ord-3"]);
+    let stored = resources.stored("ord-2").expect("in the datastore");
+    assert_eq!((&stored["status"], &stored["version"]), (&json!("paid"), &json!(2)));
+
+    // The datastore unreachable: reads and changes fail unhandled, and
+    // nothing is changed.
+    resources.store.set_unreachable(true);
+    let cancel = app.call("DELETE::/orders/{id}", TestRequest::delete("/orders/ord-2")).await;
+    assert!(cancel.is_error(), "{cancel:?}");
+    resources.store.set_unreachable(false);
+    assert_eq!(resources.stored("ord-2").expect("in the datastore")["status"], "paid");
 }
 
 #[tokio::test]
 async fn without_a_queue_an_order_is_placed_unannounced() {
-    let app = orders();
+    let app = Resources::new().app_without_queue();
     let id = create(&app, "Ada").await;
     let fetched = order(&app, &id).await;
     assert!(fetched.get("confirmedAtMs").is_none(), "{fetched}");
+}
+
+#[tokio::test]
+#[should_panic(expected = "there is no datastore named `ordersStore`")]
+async fn a_handler_is_refused_where_the_links_lack_the_datastore_naming_it() {
+    // The bucket and the queue, and no datastore: nothing falls back to
+    // keeping orders in memory.
+    let (receipts, queue) = (TestBucket::new("receiptsBucket"), TestQueue::new("order-events"));
+    let config = Configuration::builder()
+        .resource("receiptsBucket", receipts.bucket())
+        .resource("order-events", queue.queue())
+        .build();
+    let app = orders::app().with_configuration(config).into_test();
+    let _ = app.call("GET::/orders/{id}", TestRequest::get("/orders/ord-1")).await;
 }

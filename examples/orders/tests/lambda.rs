@@ -4,9 +4,13 @@
 //! kit's local Lambda Runtime API, with the payloads AWS sends (the
 //! fixtures `aws_lambda_events` ships, and `tests/fixtures/lambda/`).
 //!
-//! Each function runs in a process of its own, so the state a handler keeps
-//! in memory is that function's alone: an order created by one function is
-//! unknown to another, as on Lambda.
+//! Each function is given the blueprint's datastore and bucket as a local
+//! session serves them ([`common::Storage`]: a JSON file and a folder), in
+//! a temporary folder of its own, so that what one function stores is
+//! unknown to another, and the functions' handlers run against a datastore
+//! and a bucket that keep what they write, as on AWS.
+
+mod common;
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,16 +21,19 @@ use celerity_testkit::{
 };
 use serde_json::{Value, json};
 
+use common::Storage;
+
 const ORDERS: &str = env!("CARGO_BIN_EXE_orders");
 
 /// Generous: the tests run on loaded machines.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// One Lambda function: `orders` serving one handler, and the Runtime API
-/// it polls.
+/// One Lambda function: `orders` serving one handler, the Runtime API it
+/// polls, and its datastore and bucket.
 struct Function {
     api: LambdaRuntimeApi,
     process: HandlerProcess,
+    storage: Storage,
 }
 
 impl Function {
@@ -35,15 +42,21 @@ impl Function {
         Function::start_with(deployed.env(), env).await
     }
 
-    /// Starts `orders` as a function given `variables` of a deployment's.
+    /// Starts `orders` as a function given `variables` of a deployment's,
+    /// with a datastore and a bucket of its own: the local session's
+    /// variables replace the deployment's platform (`aws`) and resources
+    /// store, so that its resources are the folders rather than DynamoDB
+    /// and S3.
     async fn start_with(variables: Vec<(String, String)>, env: &[(&str, &str)]) -> Function {
         let api = LambdaRuntimeApi::start().await.expect("start the Lambda Runtime API");
+        let storage = Storage::new();
         let mut command = HandlerProcess::command(ORDERS).envs(api.env()).env("RUST_LOG", "info");
-        for name in DeployedFunction::unset() {
+        for name in DeployedFunction::unset().iter().chain(Storage::unset()) {
             command = command.env_remove(name);
         }
-        let process = command.envs(variables).envs(env.iter().copied()).spawn().expect("spawn orders");
-        Function { api, process }
+        let process =
+            command.envs(variables).envs(storage.env()).envs(env.iter().copied()).spawn().expect("spawn orders");
+        Function { api, process, storage }
     }
 
     /// Invokes the function with `payload`, and gives back its answer.
@@ -89,6 +102,9 @@ async fn an_http_api_request_is_answered_as_api_gateway_expects() {
     assert_eq!(response["headers"]["location"], "/orders/ord-1");
     let order = body_json(&response);
     assert_eq!((order["customer"].as_str(), order["totalCents"].as_u64()), (Some("Ada"), Some(700)));
+    // Kept in the function's datastore, not in its memory.
+    let stored = function.storage.stored_order("ord-1").expect("the order is in the datastore");
+    assert_eq!(stored["customer"], json!({"S": "Ada"}), "{stored}");
 
     // Validation is the handler's, answered as under the runtime.
     let mut empty = fixture("http-api-create-order.json");
@@ -136,8 +152,8 @@ async fn websocket_routes_answer_with_a_status() {
     assert_eq!(response, json!({"statusCode": 200}));
     connect.finish().await;
 
-    // This function's store is its own: the order is unknown here, and the
-    // failed Ack is a 500 carrying the handler's reason.
+    // This function's datastore is its own: the order is unknown here, and
+    // the failed Ack is a 500 carrying the handler's reason.
     let subscribe = Function::start(DeployedFunction::new("orders::live::subscribe", "websocket"), &[]).await;
     let response = subscribe.invoke(payload(&fixture("websocket-subscribe.json"))).await.json();
     assert_eq!(response["statusCode"], 500, "{response}");
@@ -319,6 +335,37 @@ async fn a_function_whose_id_names_no_handler_fails_its_init_listing_them() {
         let status = function.process.wait_timeout(WAIT).await.expect("orders exits");
         assert!(!status.success(), "{}", function.process.output_text());
         assert_eq!(function.api.violations(), Vec::<String>::new());
+    }
+}
+
+#[tokio::test]
+async fn a_function_whose_links_lack_a_resource_its_handler_takes_fails_its_init_naming_it() {
+    // Links with the bucket alone: `getOrder` takes the datastore. Links
+    // with the datastore alone: `processOrderEvents` takes the bucket too.
+    let link = |name: &str, kind: &str| json!({name: {"type": kind, "configKey": name}}).to_string();
+    let cases = [
+        (DeployedFunction::new("getOrder", "http"), link("receiptsBucket", "bucket"), "ordersStore"),
+        (
+            DeployedFunction::new("processOrderEvents", "consumer").consumer_route("order-events"),
+            link("ordersStore", "datastore"),
+            "receiptsBucket",
+        ),
+    ];
+    for (deployed, links, missing) in cases {
+        let api = LambdaRuntimeApi::start().await.expect("start the Lambda Runtime API");
+        let mut command = HandlerProcess::command(ORDERS).envs(api.env()).env("RUST_LOG", "info");
+        for name in DeployedFunction::unset().iter().chain(Storage::unset()) {
+            command = command.env_remove(name);
+        }
+        let mut process =
+            command.env("CELERITY_RESOURCE_LINKS", links).envs(deployed.env()).spawn().expect("spawn orders");
+        let error = api.init_error(WAIT).await;
+        let error = error.unwrap_or_else(|| panic!("no init error\n{}", process.output_text()));
+        assert_eq!(error.error_type, "Runtime.ResourceError", "{error:?}");
+        assert!(error.error_message.contains(&format!("`{missing}`")), "{missing}: {error:?}");
+        let status = process.wait_timeout(WAIT).await.expect("orders exits");
+        assert!(!status.success(), "{}", process.output_text());
+        assert_eq!(api.violations(), Vec::<String>::new());
     }
 }
 

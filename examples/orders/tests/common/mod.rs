@@ -1,12 +1,16 @@
 //! The `orders` binary against the test kit's runtime, over a real socket.
 //!
-//! [`Service::start`] spawns the real binary and accepts its connection;
+//! [`Service::start`] spawns the real binary and accepts its connection,
+//! with the blueprint's datastore and bucket as a local session serves them
+//! (see [`Storage`]);
 //! [`Service::call`] dispatches an event and checks that the outcome has the
 //! shape the event's source can use (or is a `HandlerError`);
 //! [`Service::finish`] checks for protocol violations, drains, and expects
 //! exit code 0.
 
 #![allow(dead_code)]
+
+mod storage;
 
 use std::time::Duration;
 
@@ -15,6 +19,7 @@ use celerity_testkit::proto::v1::{self as pb, Dispatch, dispatch::Source, result
 use celerity_testkit::{Connection, HandlerProcess, TestRuntime};
 
 pub use celerity_testkit::event;
+pub use storage::Storage;
 
 const ORDERS: &str = env!("CARGO_BIN_EXE_orders");
 
@@ -46,6 +51,8 @@ pub const PANICKED: &str = "the handler panicked";
 pub struct Service {
     pub conn: Connection,
     pub process: HandlerProcess,
+    /// Where its datastore and bucket are.
+    pub storage: Storage,
     _runtime: TestRuntime,
 }
 
@@ -62,8 +69,12 @@ impl Service {
             builder = builder.handler(*name, *tag);
         }
         let runtime = builder.bind().await.expect("bind the test runtime");
-        let mut process = HandlerProcess::command(ORDERS)
-            .envs(runtime.env())
+        let storage = Storage::new();
+        let mut command = HandlerProcess::command(ORDERS).envs(runtime.env()).envs(storage.env());
+        for name in Storage::unset() {
+            command = command.env_remove(name);
+        }
+        let mut process = command
             .env("RUST_LOG", "info")
             // The default answers to panics; a test opts in through `env`.
             .env_remove("CELERITY_EXPOSE_PANICS")
@@ -77,7 +88,7 @@ impl Service {
                 panic!("orders did not connect: {error}\n{}", process.output_text());
             }
         };
-        Service { conn, process, _runtime: runtime }
+        Service { conn, process, storage, _runtime: runtime }
     }
 
     /// Dispatches `event` and waits for its result, checking that the outcome
