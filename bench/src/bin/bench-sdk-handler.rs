@@ -207,7 +207,7 @@ async fn datastore_get_direct(body: Bytes) -> Result<String, HttpError> {
 
 /// Makes the direct S3 and DynamoDB clients as the SDK makes its own: the
 /// process's AWS configuration over rustls, at the emulator's endpoint,
-/// S3 with path-style addressing.
+/// S3 with path-style addressing and checksums only where required.
 async fn connect_direct_aws(endpoint: &str) {
     let http = aws_smithy_http_client::Builder::new()
         .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
@@ -215,7 +215,14 @@ async fn connect_direct_aws(endpoint: &str) {
         ))
         .build_https();
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http).load().await;
-    let s3 = aws_sdk_s3::config::Builder::from(&config).endpoint_url(endpoint).force_path_style(true).build();
+    // As the handle configures S3 behind an endpoint of its own: path-style,
+    // and checksums only where S3 requires them.
+    let s3 = aws_sdk_s3::config::Builder::from(&config)
+        .endpoint_url(endpoint)
+        .force_path_style(true)
+        .request_checksum_calculation(aws_sdk_s3::config::RequestChecksumCalculation::WhenRequired)
+        .response_checksum_validation(aws_sdk_s3::config::ResponseChecksumValidation::WhenRequired)
+        .build();
     let _ = DIRECT_S3.set(aws_sdk_s3::Client::from_conf(s3));
     let dynamodb = aws_sdk_dynamodb::config::Builder::from(&config).endpoint_url(endpoint).build();
     let _ = DIRECT_DYNAMODB.set(aws_sdk_dynamodb::Client::from_conf(dynamodb));
