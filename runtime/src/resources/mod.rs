@@ -49,6 +49,8 @@ pub mod cache;
 pub mod datastore;
 #[cfg(resource_operations)]
 mod error;
+#[cfg(resource_operations)]
+mod first_use;
 mod handle;
 pub(crate) mod links;
 #[cfg(messaging)]

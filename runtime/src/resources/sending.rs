@@ -4,10 +4,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use tokio::sync::OnceCell;
-
 use super::batch::{self, BatchEntry, BatchResult, Chunking, EntryOutcome};
 use super::error::{Fault, ResourceError};
+use super::first_use::FirstUse;
 use super::session_redis::SessionRedis;
 use super::{ResourceKind, ResourceRef};
 use crate::config::Platform;
@@ -129,46 +128,37 @@ pub(crate) struct Operations {
     pub(crate) batch: &'static str,
 }
 
-/// A handle's shared part: its resource and its backend, made on first use.
+/// A handle's shared part: its resource and its backend, made on first use
+/// from one of `backends`.
 pub(crate) struct Sender<M: Outgoing> {
-    name: String,
     kind: ResourceKind,
     operations: Operations,
-    resource: Option<(ResourceRef, &'static Backends<M>)>,
-    backend: OnceCell<Served<M>>,
+    backends: &'static Backends<M>,
+    backend: FirstUse<Served<M>>,
 }
 
 impl<M: Outgoing> Sender<M> {
     /// The sender of `resource`, its backend one of `backends`, made when
     /// first used.
     pub(crate) fn lazy(resource: ResourceRef, operations: Operations, backends: &'static Backends<M>) -> Self {
-        Sender {
-            name: resource.name().to_string(),
-            kind: resource.kind().clone(),
-            operations,
-            resource: Some((resource, backends)),
-            backend: OnceCell::new(),
-        }
+        let kind = resource.kind().clone();
+        Sender { kind, operations, backends, backend: FirstUse::lazy(resource) }
     }
 
-    /// The sender of the resource `name` of `kind`, served by `backend`.
+    /// The sender of the resource `name` of `kind`, served by `backend`
+    /// rather than one of `backends`.
     pub(crate) fn with_backend(
         name: &str,
         kind: ResourceKind,
         operations: Operations,
+        backends: &'static Backends<M>,
         backend: Arc<dyn Backend<M>>,
     ) -> Self {
-        Sender {
-            name: name.to_string(),
-            kind,
-            operations,
-            resource: None,
-            backend: OnceCell::new_with(Some(Served::Other(backend))),
-        }
+        Sender { kind, operations, backends, backend: FirstUse::ready(name, Served::Other(backend)) }
     }
 
     pub(crate) fn name(&self) -> &str {
-        &self.name
+        self.backend.name()
     }
 
     pub(crate) async fn send(&self, message: M) -> Result<String, ResourceError> {
@@ -198,25 +188,11 @@ impl<M: Outgoing> Sender<M> {
     }
 
     async fn backend(&self) -> Result<&Served<M>, Fault> {
-        match self.backend.get() {
-            Some(backend) => Ok(backend),
-            None => self.resolve_first().await,
-        }
-    }
-
-    /// The backend made on the first send, boxed: held inline, its future
-    /// would make every send's future larger, to be moved on every send.
-    fn resolve_first(&self) -> BoxFuture<'_, Result<&Served<M>, Fault>> {
-        Box::pin(self.backend.get_or_try_init(|| async {
-            match &self.resource {
-                Some((resource, backends)) => backends.resolve(resource).await,
-                None => Err(Fault::unsupported("the handle has no backend")),
-            }
-        }))
+        self.backend.get(|resource| self.backends.resolve(resource)).await
     }
 
     fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {
-        ResourceError::new(&self.name, self.kind.clone(), operation, fault)
+        ResourceError::new(self.name(), self.kind.clone(), operation, fault)
     }
 }
 

@@ -105,9 +105,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use super::first_use::FirstUse;
 use bytes::Bytes;
 use futures_util::stream::{Stream, StreamExt, TryStreamExt};
-use tokio::sync::OnceCell;
 
 pub(crate) use backend::Backend;
 use backend::CopyRequest;
@@ -127,7 +127,6 @@ pub use signing::{MAX_EXPIRY, SignedUrl};
 use super::error::{Fault, ResourceError, ResourceErrorKind};
 use super::{ResourceHandle, ResourceKind, ResourceRef};
 use crate::config::Platform;
-use crate::future::BoxFuture;
 
 /// The S3 endpoint of a local session with neither
 /// `CELERITY_AWS_S3_ENDPOINT` nor `CELERITY_LOCAL_BUCKET_DIR`: MinIO's
@@ -142,31 +141,18 @@ pub const DEFAULT_LOCAL_ACCESS_KEY: &str = "minioadmin";
 /// the client, made on the first operation. See the [module](self) docs.
 #[derive(Clone)]
 pub struct Bucket {
-    shared: Arc<Shared>,
-}
-
-/// What a handle and its clones share.
-struct Shared {
-    name: String,
-    resource: Option<ResourceRef>,
-    backend: OnceCell<Arc<dyn Backend>>,
+    shared: Arc<FirstUse<Arc<dyn Backend>>>,
 }
 
 impl Bucket {
     /// A bucket named `name` served by `backend`, such as an in-memory one.
     pub(crate) fn with_backend(name: &str, backend: Arc<dyn Backend>) -> Self {
-        Bucket {
-            shared: Arc::new(Shared {
-                name: name.to_string(),
-                resource: None,
-                backend: OnceCell::new_with(Some(backend)),
-            }),
-        }
+        Bucket { shared: Arc::new(FirstUse::ready(name, backend)) }
     }
 
     /// The blueprint resource's name.
     pub fn name(&self) -> &str {
-        &self.shared.name
+        self.shared.name()
     }
 
     /// The object at `key`, its content streamed.
@@ -474,25 +460,11 @@ impl Bucket {
     /// The backend, resolved on the first call. A failure is tried again on
     /// the next call.
     async fn backend(&self) -> Result<&Arc<dyn Backend>, Fault> {
-        match self.shared.backend.get() {
-            Some(backend) => Ok(backend),
-            None => self.resolve_first().await,
-        }
-    }
-
-    /// The resolution made on the first call, boxed: held inline, its
-    /// future would make every operation's future larger.
-    fn resolve_first(&self) -> BoxFuture<'_, Result<&Arc<dyn Backend>, Fault>> {
-        Box::pin(self.shared.backend.get_or_try_init(|| async {
-            match &self.shared.resource {
-                Some(resource) => resolve(resource).await,
-                None => Err(Fault::unsupported("the handle has no backend")),
-            }
-        }))
+        self.shared.get(resolve).await
     }
 
     fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {
-        ResourceError::new(&self.shared.name, ResourceKind::Bucket, operation, fault)
+        ResourceError::new(self.shared.name(), ResourceKind::Bucket, operation, fault)
     }
 }
 
@@ -560,13 +532,7 @@ impl ResourceHandle for Bucket {
     }
 
     fn from_resource(resource: ResourceRef) -> Self {
-        Bucket {
-            shared: Arc::new(Shared {
-                name: resource.name().to_string(),
-                resource: Some(resource),
-                backend: OnceCell::new(),
-            }),
-        }
+        Bucket { shared: Arc::new(FirstUse::lazy(resource)) }
     }
 }
 

@@ -74,8 +74,8 @@ mod transaction;
 use std::fmt;
 use std::sync::Arc;
 
+use super::first_use::FirstUse;
 use redis::{Cmd, FromRedisValue, Value};
-use tokio::sync::OnceCell;
 
 pub use backend::CacheConnection;
 pub(crate) use backend::{Backend, Runner};
@@ -96,22 +96,15 @@ pub use transaction::Transaction;
 use super::error::{Fault, ResourceError, ResourceErrorKind};
 use super::{ResourceHandle, ResourceKind, ResourceRef};
 use crate::config::Platform;
-use crate::future::BoxFuture;
 
 /// A handle on one cache of the blueprint. Cheap to clone; clones share the
 /// connection, made on the first operation. See the [module](self) docs.
 #[derive(Clone)]
 pub struct Cache {
-    shared: Arc<Shared>,
+    /// The cache, connected on the first operation; shared by clones.
+    shared: Arc<FirstUse<Connected>>,
     /// The handle's own prefix, after the deployment's.
     prefix: Arc<str>,
-}
-
-/// What a handle and its clones share.
-struct Shared {
-    name: String,
-    resource: Option<ResourceRef>,
-    connected: OnceCell<Connected>,
 }
 
 /// A cache resolved and connected.
@@ -127,19 +120,12 @@ impl Cache {
     /// in-memory one.
     pub(crate) fn with_runner(name: &str, runner: Arc<dyn Runner>) -> Self {
         let connected = Connected { backend: Backend::Memory(runner), settings: None, prefix: String::new() };
-        Cache {
-            shared: Arc::new(Shared {
-                name: name.to_string(),
-                resource: None,
-                connected: OnceCell::new_with(Some(connected)),
-            }),
-            prefix: Arc::from(""),
-        }
+        Cache { shared: Arc::new(FirstUse::ready(name, connected)), prefix: Arc::from("") }
     }
 
     /// The blueprint resource's name.
     pub fn name(&self) -> &str {
-        &self.shared.name
+        self.shared.name()
     }
 
     /// This handle with `prefix` put before every key it names, after any
@@ -257,22 +243,7 @@ impl Cache {
     /// The cache connected, on the first call. A failure is tried again on
     /// the next call.
     async fn connected(&self) -> Result<&Connected, Fault> {
-        match self.shared.connected.get() {
-            Some(connected) => Ok(connected),
-            None => self.connect_first().await,
-        }
-    }
-
-    /// The connection made on the first call, boxed: held inline, its
-    /// future would make every operation's future larger, to be moved on
-    /// every operation.
-    fn connect_first(&self) -> BoxFuture<'_, Result<&Connected, Fault>> {
-        Box::pin(self.shared.connected.get_or_try_init(|| async {
-            match &self.shared.resource {
-                Some(resource) => connect(resource).await,
-                None => Err(Fault::unsupported("the handle has no backend")),
-            }
-        }))
+        self.shared.get(connect).await
     }
 
     fn names<'c>(&'c self, connected: &'c Connected) -> Names<'c> {
@@ -280,7 +251,7 @@ impl Cache {
     }
 
     fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {
-        ResourceError::new(&self.shared.name, ResourceKind::Cache, operation, fault)
+        ResourceError::new(self.shared.name(), ResourceKind::Cache, operation, fault)
     }
 }
 
@@ -350,14 +321,7 @@ impl ResourceHandle for Cache {
     }
 
     fn from_resource(resource: ResourceRef) -> Self {
-        Cache {
-            shared: Arc::new(Shared {
-                name: resource.name().to_string(),
-                resource: Some(resource),
-                connected: OnceCell::new(),
-            }),
-            prefix: Arc::from(""),
-        }
+        Cache { shared: Arc::new(FirstUse::lazy(resource)), prefix: Arc::from("") }
     }
 }
 

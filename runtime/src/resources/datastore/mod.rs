@@ -136,10 +136,10 @@ mod write;
 use std::fmt;
 use std::sync::Arc;
 
+use super::first_use::FirstUse;
 use futures_util::Stream;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio::sync::OnceCell;
 
 pub use atomic::{AtomicGroup, MAX_GROUP_WRITES};
 pub use batch::{BatchGet, BatchOp};
@@ -155,7 +155,6 @@ pub(crate) use key::TableSchema;
 
 use super::error::{Fault, ResourceError, ResourceErrorKind};
 use super::{ResourceHandle, ResourceKind, ResourceRef};
-use crate::future::BoxFuture;
 pub(crate) use backend::{
     Backend, BatchRead, BatchWrite, GroupFault, GroupWrite, QueryRequest, RawPage, ScanRequest, UpdateRequest,
 };
@@ -170,13 +169,7 @@ pub const MAX_ITEM_BYTES: usize = 400 * 1024;
 /// [module](self) docs.
 #[derive(Clone)]
 pub struct Datastore {
-    shared: Arc<Shared>,
-}
-
-struct Shared {
-    name: String,
-    resource: Option<ResourceRef>,
-    resolved: OnceCell<Resolved>,
+    shared: Arc<FirstUse<Resolved>>,
 }
 
 /// A datastore resolved: its backend and key schema.
@@ -198,18 +191,12 @@ impl Datastore {
     /// such as an in-memory one.
     pub(crate) fn with_backend(name: &str, table: &str, backend: Arc<dyn Backend>, schema: TableSchema) -> Self {
         let resolved = Resolved { table: table.to_string(), backend, schema };
-        Datastore {
-            shared: Arc::new(Shared {
-                name: name.to_string(),
-                resource: None,
-                resolved: OnceCell::new_with(Some(resolved)),
-            }),
-        }
+        Datastore { shared: Arc::new(FirstUse::ready(name, resolved)) }
     }
 
     /// The blueprint resource's name.
     pub fn name(&self) -> &str {
-        &self.shared.name
+        self.shared.name()
     }
 
     /// The item under `key`, read eventually consistent; `None` where
@@ -477,25 +464,11 @@ impl Datastore {
     /// The datastore resolved, on the first call. A failure is tried again
     /// on the next call.
     async fn resolved(&self) -> Result<&Resolved, Fault> {
-        match self.shared.resolved.get() {
-            Some(resolved) => Ok(resolved),
-            None => self.resolve_first().await,
-        }
-    }
-
-    /// Boxed: held inline, its future would make every operation's future
-    /// larger.
-    fn resolve_first(&self) -> BoxFuture<'_, Result<&Resolved, Fault>> {
-        Box::pin(self.shared.resolved.get_or_try_init(|| async {
-            match &self.shared.resource {
-                Some(resource) => platform::resolve(resource).await,
-                None => Err(Fault::unsupported("the handle has no backend")),
-            }
-        }))
+        self.shared.get(platform::resolve).await
     }
 
     fn error(&self, operation: &'static str, fault: Fault) -> ResourceError {
-        ResourceError::new(&self.shared.name, ResourceKind::Datastore, operation, fault)
+        ResourceError::new(self.shared.name(), ResourceKind::Datastore, operation, fault)
     }
 
     fn keyed(&self, operation: &'static str, fault: Fault, key: Option<String>) -> ResourceError {
@@ -619,13 +592,7 @@ impl ResourceHandle for Datastore {
     }
 
     fn from_resource(resource: ResourceRef) -> Self {
-        Datastore {
-            shared: Arc::new(Shared {
-                name: resource.name().to_string(),
-                resource: Some(resource),
-                resolved: OnceCell::new(),
-            }),
-        }
+        Datastore { shared: Arc::new(FirstUse::lazy(resource)) }
     }
 }
 

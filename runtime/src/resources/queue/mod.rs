@@ -66,7 +66,7 @@ const OPERATIONS: Operations = Operations { one: "sending to", batch: "sending a
 impl Queue {
     /// A queue named `name` served by `backend`, such as an in-memory one.
     pub(crate) fn with_backend(name: &str, backend: Arc<dyn Backend<Message>>) -> Self {
-        Queue { sender: Arc::new(Sender::with_backend(name, ResourceKind::Queue, OPERATIONS, backend)) }
+        Queue { sender: Arc::new(Sender::with_backend(name, ResourceKind::Queue, OPERATIONS, &BACKENDS, backend)) }
     }
 
     /// The blueprint resource's name.

@@ -59,7 +59,7 @@ const OPERATIONS: Operations = Operations { one: "publishing to", batch: "publis
 impl Topic {
     /// A topic named `name` served by `backend`, such as an in-memory one.
     pub(crate) fn with_backend(name: &str, backend: Arc<dyn Backend<Message>>) -> Self {
-        Topic { sender: Arc::new(Sender::with_backend(name, ResourceKind::Topic, OPERATIONS, backend)) }
+        Topic { sender: Arc::new(Sender::with_backend(name, ResourceKind::Topic, OPERATIONS, &BACKENDS, backend)) }
     }
 
     /// The blueprint resource's name.
