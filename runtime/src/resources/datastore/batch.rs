@@ -48,10 +48,10 @@ pub enum BatchOp<T> {
     Delete(Key),
 }
 
-/// How long to wait before attempt `attempt` (from 1): 50 ms, doubled each
+/// How long to wait before retry `retry` (from 1): 50 ms, doubled each
 /// time, at most 0.8 s.
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(50 << attempt.min(5).saturating_sub(1))
+fn backoff(retry: u32) -> Duration {
+    Duration::from_millis(50 << retry.min(5).saturating_sub(1))
 }
 
 impl Datastore {
